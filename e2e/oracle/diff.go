@@ -16,8 +16,9 @@ type Change struct {
 	New  any
 }
 
-// jsonDiff compares a and b as encoding/json encodes them. null, {} and []
-// count as absent.
+// jsonDiff compares a and b as encoding/json encodes them. null and [] count
+// as absent ({} does not: an empty object can mean something, e.g. an
+// empty label selector or behavior.scaleUp).
 func jsonDiff(a, b any) ([]Change, error) {
 	av, err := toGeneric(a)
 	if err != nil {
@@ -46,8 +47,8 @@ func toGeneric(v any) (any, error) {
 	return g, nil
 }
 
-// prune drops null, {} and [] values (recursively) and returns nil if v
-// itself is empty.
+// prune drops null and [] values (recursively) and returns nil if v itself
+// is one of those.
 func prune(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
@@ -57,9 +58,6 @@ func prune(v any) any {
 			} else {
 				t[k] = p
 			}
-		}
-		if len(t) == 0 {
-			return nil
 		}
 		return t
 	case []any:
