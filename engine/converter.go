@@ -1,0 +1,368 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mvpctl/mvpctl/rules"
+)
+
+// Executor selects how compiled programs run.
+type Executor int
+
+const (
+	// Native runs the programs' steps directly on Go values (the default).
+	Native Executor = iota
+	// JQ runs the generated jq source with gojq: the reference semantics.
+	JQ
+)
+
+// ResourceResolver maps an object's kind to its plural resource name, e.g.
+// from discovery. It returns false when it does not know the kind.
+type ResourceResolver func(gvk schema.GroupVersionKind) (resource string, ok bool)
+
+// Options configure a Converter; the zero value converts natively and
+// guesses resources from kinds.
+type Options struct {
+	// Executor chooses native steps (zero) or the jq programs.
+	Executor Executor
+	// Resolver maps kinds to resources; nil guesses them with apimachinery's
+	// meta.UnsafeGuessKindToResource (Ingress → ingresses).
+	Resolver ResourceResolver
+	// Warn receives a message for each object that no rule matched; nil drops them.
+	Warn func(msg string)
+}
+
+// Converter converts objects between API versions along compiled rules. It
+// is safe for concurrent use.
+type Converter struct {
+	opts  Options
+	rules []*rules.Compiled
+	// edges maps a resource's group/version to the programs leaving it.
+	edges map[nodeKey][]*rules.Program
+	// kinds maps a kind named on a rule to its resource.
+	kinds map[string]string
+	// resources lists the resources any rule mentions.
+	resources map[string]bool
+}
+
+type nodeKey struct {
+	resource string
+	gv       schema.GroupVersion
+}
+
+// NewConverter prepares compiled rules for conversion.
+func NewConverter(compiled []*rules.Compiled, opts Options) *Converter {
+	c := &Converter{opts: opts, rules: compiled, edges: map[nodeKey][]*rules.Program{}, kinds: map[string]string{}, resources: map[string]bool{}}
+	for _, r := range compiled {
+		res := r.Rule.Resource
+		c.resources[res] = true
+		if r.Rule.Kind != "" {
+			c.kinds[r.Rule.Kind] = res
+		}
+		c.edges[nodeKey{res, r.Forward.From}] = append(c.edges[nodeKey{res, r.Forward.From}], r.Forward)
+		c.edges[nodeKey{res, r.Reverse.From}] = append(c.edges[nodeKey{res, r.Reverse.From}], r.Reverse)
+	}
+	return c
+}
+
+// Load reads, validates and compiles rules files into a Converter.
+func Load(opts Options, paths ...string) (*Converter, error) {
+	rs, err := rules.Load(paths...)
+	if err != nil {
+		return nil, err
+	}
+	compiled, err := rules.Compile(rs, rules.CompileOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return NewConverter(compiled, opts), nil
+}
+
+// Rules returns the compiled rules.
+func (c *Converter) Rules() []*rules.Compiled { return c.rules }
+
+// ConversionError is a failed conversion: which object, which rule, which
+// direction, and the step's error.
+type ConversionError struct {
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+	RuleID    string
+	Direction rules.Direction
+	Err       error
+}
+
+func (e *ConversionError) Error() string {
+	obj := e.Name
+	if e.Namespace != "" {
+		obj = e.Namespace + "/" + e.Name
+	}
+	if obj == "" {
+		obj = "<unnamed>"
+	}
+	return fmt.Sprintf("converting %s %s (%s) %s by rule %s: %v", e.GVK.Kind, obj, e.GVK.GroupVersion(), e.Direction, e.RuleID, e.Err)
+}
+
+func (e *ConversionError) Unwrap() error { return e.Err }
+
+// NoPathError says that rules exist for a resource but none lead from the
+// object's version to the requested one.
+type NoPathError struct {
+	Resource string
+	From, To schema.GroupVersion
+}
+
+func (e *NoPathError) Error() string {
+	return fmt.Sprintf("no rules convert %s from %s to %s", e.Resource, e.From, e.To)
+}
+
+// Path returns the programs that convert objects of a kind from one
+// group/version to another, shortest first; nil and no error when from ==
+// to. ok is false when no rule mentions the kind's resource.
+func (c *Converter) Path(gvk schema.GroupVersionKind, to schema.GroupVersion) (progs []*rules.Program, resource string, ok bool, err error) {
+	from := gvk.GroupVersion()
+	resource, ok = c.resourceFor(gvk)
+	if !ok {
+		return nil, resource, false, nil
+	}
+	if from == to {
+		return nil, resource, true, nil
+	}
+	// Breadth-first search over the versions the rules connect.
+	type hop struct {
+		prev *hop
+		prog *rules.Program
+		at   schema.GroupVersion
+	}
+	seen := map[schema.GroupVersion]bool{from: true}
+	queue := []*hop{{at: from}}
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		for _, p := range c.edges[nodeKey{resource, h.at}] {
+			if seen[p.To] {
+				continue
+			}
+			next := &hop{prev: h, prog: p, at: p.To}
+			if p.To == to {
+				for x := next; x.prog != nil; x = x.prev {
+					progs = append(progs, x.prog)
+				}
+				for i, j := 0, len(progs)-1; i < j; i, j = i+1, j-1 {
+					progs[i], progs[j] = progs[j], progs[i]
+				}
+				return progs, resource, true, nil
+			}
+			seen[p.To] = true
+			queue = append(queue, next)
+		}
+	}
+	return nil, resource, true, &NoPathError{Resource: resource, From: from, To: to}
+}
+
+// resourceFor finds the resource of a kind: named on a rule, resolved, or guessed.
+func (c *Converter) resourceFor(gvk schema.GroupVersionKind) (string, bool) {
+	if res, ok := c.kinds[gvk.Kind]; ok {
+		return res, true
+	}
+	if c.opts.Resolver != nil {
+		if res, ok := c.opts.Resolver(gvk); ok {
+			return res, c.resources[res]
+		}
+	}
+	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	return plural.Resource, c.resources[plural.Resource]
+}
+
+// Convert converts one object, a list (every item) or a watch event
+// ({"type": ..., "object": ...}) to the target group/version. Objects that
+// no rule mentions come back untouched (with a warning); objects already at
+// the target are untouched. obj is modified in place: the caller must own it.
+func (c *Converter) Convert(ctx context.Context, obj map[string]any, to schema.GroupVersion) (map[string]any, error) {
+	switch {
+	case isWatchEvent(obj):
+		if t, _ := obj["type"].(string); t == "ERROR" {
+			return obj, nil
+		}
+		inner, ok := obj["object"].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("watch event has no object")
+		}
+		out, err := c.Convert(ctx, inner, to)
+		if err != nil {
+			return nil, err
+		}
+		obj["object"] = out
+		return obj, nil
+	case isList(obj):
+		items, _ := obj["items"].([]any)
+		for i, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("items[%d] is not an object", i)
+			}
+			out, err := c.Convert(ctx, m, to)
+			if err != nil {
+				return nil, fmt.Errorf("items[%d]: %w", i, err)
+			}
+			items[i] = out
+		}
+		if gv, err := schema.ParseGroupVersion(stringField(obj, "apiVersion")); err == nil && gv.Group != "" || stringField(obj, "kind") != "List" {
+			// A typed list (IngressList) moves with its items; a v1 List stays.
+			if _, _, ok, _ := c.Path(listItemGVK(obj), to); ok {
+				obj["apiVersion"] = to.String()
+			}
+		}
+		return obj, nil
+	}
+	gvk, err := objectGVK(obj)
+	if err != nil {
+		return nil, err
+	}
+	progs, resource, ok, err := c.Path(gvk, to)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if gvk.GroupVersion() != to && c.opts.Warn != nil {
+			c.opts.Warn(fmt.Sprintf("%s %s: no rule converts resource %q (%s); left unchanged", gvk.Kind, objectName(obj), resource, gvk.GroupVersion()))
+		}
+		return obj, nil
+	}
+	for _, p := range progs {
+		if obj, err = c.run(ctx, p, obj); err != nil {
+			ns, name := objectNamespaceName(obj)
+			return nil, &ConversionError{GVK: gvk, Namespace: ns, Name: name, RuleID: p.RuleID, Direction: p.Direction, Err: err}
+		}
+	}
+	return obj, nil
+}
+
+// run executes one program with the configured executor.
+func (c *Converter) run(ctx context.Context, p *rules.Program, obj map[string]any) (map[string]any, error) {
+	if c.opts.Executor == JQ {
+		return RunJQ(ctx, p, obj)
+	}
+	return runNative(ctx, p, obj)
+}
+
+// RunJQ runs a program's jq source with gojq.
+func RunJQ(ctx context.Context, p *rules.Program, obj map[string]any) (map[string]any, error) {
+	iter := p.Code.RunWithContext(ctx, obj)
+	v, ok := iter.Next()
+	if !ok {
+		return nil, fmt.Errorf("program gave no result")
+	}
+	if err, isErr := v.(error); isErr {
+		return nil, stepErrorFromJQ(p, err)
+	}
+	if _, more := iter.Next(); more {
+		return nil, fmt.Errorf("program gave more than one result")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("program gave %s, want an object", rules.TypeName(v))
+	}
+	return m, nil
+}
+
+// stepErrorFromJQ decodes the {mvp_error, step, path} value that mvp_fail
+// raises into the same StepError the native executor returns.
+func stepErrorFromJQ(p *rules.Program, err error) error {
+	var ve interface{ Value() any }
+	if !errors.As(err, &ve) {
+		return err
+	}
+	m, ok := ve.Value().(map[string]any)
+	if !ok {
+		return jqError(err)
+	}
+	key, _ := m["step"].(string)
+	path, _ := m["path"].(string)
+	msg := fmt.Sprint(m["mvp_error"])
+	if s, ok := m["mvp_error"].(string); ok {
+		msg = s
+	}
+	for i := range p.Ops {
+		if p.Ops[i].Key == key {
+			return &StepError{Op: &p.Ops[i], Path: path, Err: errors.New(msg)}
+		}
+	}
+	return errors.New(msg)
+}
+
+func isWatchEvent(obj map[string]any) bool {
+	if len(obj) != 2 {
+		return false
+	}
+	_, hasType := obj["type"].(string)
+	_, hasObject := obj["object"]
+	return hasType && hasObject
+}
+
+func isList(obj map[string]any) bool {
+	_, hasItems := obj["items"].([]any)
+	kind := stringField(obj, "kind")
+	return hasItems && strings.HasSuffix(kind, "List")
+}
+
+// listItemGVK is the kind of a typed list's items (IngressList → Ingress).
+func listItemGVK(obj map[string]any) schema.GroupVersionKind {
+	gv, _ := schema.ParseGroupVersion(stringField(obj, "apiVersion"))
+	return gv.WithKind(strings.TrimSuffix(stringField(obj, "kind"), "List"))
+}
+
+func objectGVK(obj map[string]any) (schema.GroupVersionKind, error) {
+	av, kind := stringField(obj, "apiVersion"), stringField(obj, "kind")
+	if av == "" || kind == "" {
+		return schema.GroupVersionKind{}, fmt.Errorf("object %s has no apiVersion or kind", objectName(obj))
+	}
+	gv, err := schema.ParseGroupVersion(av)
+	if err != nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("object %s: %w", objectName(obj), err)
+	}
+	return gv.WithKind(kind), nil
+}
+
+func stringField(obj map[string]any, k string) string {
+	s, _ := obj[k].(string)
+	return s
+}
+
+func objectNamespaceName(obj map[string]any) (string, string) {
+	m, _ := obj["metadata"].(map[string]any)
+	ns, _ := m["namespace"].(string)
+	name, _ := m["name"].(string)
+	return ns, name
+}
+
+func objectName(obj map[string]any) string {
+	ns, name := objectNamespaceName(obj)
+	if name == "" {
+		return "<unnamed>"
+	}
+	if ns != "" {
+		return ns + "/" + name
+	}
+	return name
+}
+
+// Versions lists, per resource, the group/versions the rules connect; for
+// discovery and diagnostics.
+func (c *Converter) Versions() map[string][]schema.GroupVersion {
+	out := map[string][]schema.GroupVersion{}
+	for k := range c.edges {
+		out[k.resource] = append(out[k.resource], k.gv)
+	}
+	for _, gvs := range out {
+		sort.Slice(gvs, func(i, j int) bool { return gvs[i].String() < gvs[j].String() })
+	}
+	return out
+}

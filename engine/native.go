@@ -1,0 +1,616 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/itchyny/gojq"
+	"github.com/mvpctl/mvpctl/rules"
+)
+
+// runNative executes a program's ops directly on Go maps. It has the same
+// semantics as the program's jq source (rules/mvp.jq) and is what the
+// converter runs by default, because it costs a fraction of the jq
+// interpreter; TestExecutors_Agree runs both on every golden case. obj is
+// modified in place and must be owned by the caller.
+func runNative(ctx context.Context, p *rules.Program, obj map[string]any) (map[string]any, error) {
+	st, err := beginNative(p, obj)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.Ops {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		op := &p.Ops[i]
+		if op.WhenCode != nil {
+			ok, err := evalWhen(ctx, op.WhenCode, st.obj)
+			if err != nil {
+				return nil, &StepError{Op: op, Err: err}
+			}
+			if !ok {
+				continue
+			}
+		}
+		switch op.Kind {
+		case rules.OpValue:
+			err = st.value(ctx, op)
+		case rules.OpMove:
+			err = st.move(op)
+		case rules.OpObject:
+			err = st.object(ctx, op)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return st.end(p)
+}
+
+// StepError is a failure of one step of a program.
+type StepError struct {
+	Op *rules.Op
+	// Path is the concrete field path where the step failed, if any.
+	Path string
+	Err  error
+}
+
+func (e *StepError) Error() string {
+	where := fmt.Sprintf("transformations[%d] (%s)", e.Op.Index, e.Op.Describe)
+	if e.Path != "" {
+		where += " at " + e.Path
+	}
+	return where + ": " + e.Err.Error()
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// nativeState is the Go form of the jq wrapper {o, d, w, all}.
+type nativeState struct {
+	obj map[string]any
+	d   map[string]any // step key → path → maybe-value, left by the other direction
+	w   map[string]map[string]any
+	all map[string]any
+}
+
+func beginNative(p *rules.Program, obj map[string]any) (*nativeState, error) {
+	st := &nativeState{obj: obj, w: map[string]map[string]any{}, all: map[string]any{}}
+	meta, _ := obj["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	raw, ok := ann[rules.ConversionDataAnnotation]
+	if !ok || raw == nil {
+		return st, nil
+	}
+	s, _ := raw.(string)
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var all any
+	if err := dec.Decode(&all); err != nil || dec.More() {
+		all = nil
+	}
+	m, isMap := all.(map[string]any)
+	if !isMap {
+		return nil, fmt.Errorf("annotation %s is not valid conversion data", rules.ConversionDataAnnotation)
+	}
+	delete(ann, rules.ConversionDataAnnotation)
+	created, _ := m["$created"].([]any)
+	if contains(created, "annotations") && len(ann) == 0 {
+		delete(meta, "annotations")
+	}
+	if contains(created, "metadata") && len(meta) == 0 {
+		delete(obj, "metadata")
+	}
+	st.d, _ = m[p.RuleID].(map[string]any)
+	delete(m, p.RuleID)
+	delete(m, "$created")
+	st.all = m
+	return st, nil
+}
+
+func contains(list []any, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *nativeState) end(p *rules.Program) (map[string]any, error) {
+	data := st.all
+	if len(st.w) > 0 {
+		w := make(map[string]any, len(st.w))
+		for k, v := range st.w {
+			w[k] = v
+		}
+		data[p.RuleID] = w
+	}
+	obj := st.obj
+	if len(data) > 0 {
+		meta, hasMeta := obj["metadata"].(map[string]any)
+		var created []any
+		if obj["metadata"] == nil {
+			created = []any{"metadata", "annotations"}
+		} else if hasMeta && meta["annotations"] == nil {
+			created = []any{"annotations"}
+		}
+		if len(created) > 0 {
+			data["$created"] = created
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(data); err != nil {
+			return nil, fmt.Errorf("encoding conversion data: %w", err)
+		}
+		js := strings.TrimSuffix(buf.String(), "\n")
+		if len(js) > p.Limit {
+			return nil, fmt.Errorf("conversion data needs %d bytes, more than the limit of %d", len(js), p.Limit)
+		}
+		if !hasMeta {
+			if obj["metadata"] != nil {
+				return nil, fmt.Errorf("metadata is not an object")
+			}
+			meta = map[string]any{}
+			obj["metadata"] = meta
+		}
+		ann, ok := meta["annotations"].(map[string]any)
+		if !ok {
+			if meta["annotations"] != nil {
+				return nil, fmt.Errorf("metadata.annotations is not an object")
+			}
+			ann = map[string]any{}
+			meta["annotations"] = ann
+		}
+		ann[rules.ConversionDataAnnotation] = js
+	}
+	obj["apiVersion"] = p.To.String()
+	return obj, nil
+}
+
+// maybe is a field that may be absent.
+type maybe struct {
+	v       any
+	present bool
+}
+
+func (m maybe) equal(o maybe) bool {
+	return m.present == o.present && (!m.present || rules.EqualJSON(m.v, o.v))
+}
+
+// asData renders a maybe-value as stored in conversion data: [] or [v].
+func (m maybe) asData() any {
+	if !m.present {
+		return []any{}
+	}
+	return []any{rules.DeepCopyJSON(m.v)}
+}
+
+func fromData(v any) (maybe, error) {
+	s, ok := v.([]any)
+	if !ok || len(s) > 1 {
+		return maybe{}, fmt.Errorf("invalid conversion data entry %v", v)
+	}
+	if len(s) == 0 {
+		return maybe{}, nil
+	}
+	return maybe{v: s[0], present: true}, nil
+}
+
+func (st *nativeState) value(ctx context.Context, op *rules.Op) error {
+	d, _ := st.d[op.Key].(map[string]any)
+	for _, q := range candidates(st.obj, op.Path) {
+		k := rules.ConcretePathString(q)
+		x := get(st.obj, q)
+		var y maybe
+		var err error
+		used := false
+		if raw, ok := d[k]; ok && raw != nil {
+			s, err := fromData(raw)
+			if err != nil {
+				return &StepError{Op: op, Path: k, Err: err}
+			}
+			rs, err := applyFn(ctx, op.R, s)
+			if err != nil {
+				return &StepError{Op: op, Path: k, Err: err}
+			}
+			if rs.equal(x) {
+				y, used = s, true
+			}
+		}
+		if !used {
+			if y, err = applyFn(ctx, op.F, x); err != nil {
+				return &StepError{Op: op, Path: k, Err: err}
+			}
+		}
+		back, err := applyFn(ctx, op.R, y)
+		if err != nil {
+			return &StepError{Op: op, Path: k, Err: err}
+		}
+		if !back.equal(x) {
+			st.keep(op.Key, k, x)
+		}
+		if err := put(st.obj, q, y); err != nil {
+			return &StepError{Op: op, Path: k, Err: err}
+		}
+	}
+	return nil
+}
+
+func (st *nativeState) keep(key, path string, x maybe) {
+	w := st.w[key]
+	if w == nil {
+		w = map[string]any{}
+		st.w[key] = w
+	}
+	w[path] = x.asData()
+}
+
+func (st *nativeState) move(op *rules.Op) error {
+	d, _ := st.d[op.Key].(map[string]any)
+	for _, q := range expand(st.obj, op.Path) {
+		t := bind(op.Target, op.Path, q)
+		k := rules.ConcretePathString(q)
+		if prev := get(st.obj, t); prev.present {
+			st.keep(op.Key, rules.ConcretePathString(t), prev)
+		}
+		v := get(st.obj, q)
+		if err := put(st.obj, t, v); err != nil {
+			return &StepError{Op: op, Path: rules.ConcretePathString(t), Err: err}
+		}
+		if err := put(st.obj, q, maybe{}); err != nil {
+			return &StepError{Op: op, Path: k, Err: err}
+		}
+		prune(st.obj, q, t)
+		if raw, ok := d[k]; ok && raw != nil {
+			s, err := fromData(raw)
+			if err != nil {
+				return &StepError{Op: op, Path: k, Err: err}
+			}
+			if err := put(st.obj, q, s); err != nil {
+				return &StepError{Op: op, Path: k, Err: err}
+			}
+		}
+	}
+	return nil
+}
+
+func (st *nativeState) object(ctx context.Context, op *rules.Op) error {
+	out, err := runOne(ctx, op.F.Code, st.obj)
+	if err != nil {
+		return &StepError{Op: op, Err: err}
+	}
+	m, ok := out.(map[string]any)
+	if !ok {
+		return &StepError{Op: op, Err: fmt.Errorf("expression gave %s, want an object", rules.TypeName(out))}
+	}
+	st.obj = m
+	return nil
+}
+
+// applyFn applies a value function to a maybe-value without modifying it.
+func applyFn(ctx context.Context, f rules.Fn, x maybe) (maybe, error) {
+	switch f.Kind {
+	case rules.FnIdentity:
+		return x, nil
+	case rules.FnAbsent:
+		return maybe{}, nil
+	case rules.FnConst:
+		return maybe{v: rules.DeepCopyJSON(f.Value), present: true}, nil
+	case rules.FnDefault:
+		if x.present {
+			return x, nil
+		}
+		return maybe{v: rules.DeepCopyJSON(f.Value), present: true}, nil
+	}
+	if !x.present {
+		return x, nil
+	}
+	switch f.Kind {
+	case rules.FnMap:
+		for _, p := range f.Pairs {
+			if rules.EqualJSON(x.v, p[0]) {
+				return maybe{v: rules.DeepCopyJSON(p[1]), present: true}, nil
+			}
+		}
+		return x, nil
+	case rules.FnConvert:
+		v, err := rules.ConvertValue(x.v, f.Type)
+		return maybe{v: v, present: true}, err
+	case rules.FnJQ:
+		v, err := runOne(ctx, f.Code, x.v)
+		return maybe{v: v, present: true}, err
+	}
+	return maybe{}, fmt.Errorf("unknown value function %d", f.Kind)
+}
+
+// runOne runs a user expression that must give exactly one result.
+func runOne(ctx context.Context, code *gojq.Code, v any) (any, error) {
+	iter := code.RunWithContext(ctx, v)
+	var out []any
+	for {
+		r, ok := iter.Next()
+		if !ok {
+			break
+		}
+		if err, isErr := r.(error); isErr {
+			return nil, jqError(err)
+		}
+		out = append(out, r)
+		if len(out) > 1 {
+			break
+		}
+	}
+	if len(out) != 1 {
+		return nil, fmt.Errorf("expression gave %d results, want 1", len(out))
+	}
+	return out[0], nil
+}
+
+// evalWhen is mvp_when: the first result of the condition, false if none.
+func evalWhen(ctx context.Context, code *gojq.Code, obj map[string]any) (bool, error) {
+	r, ok := code.RunWithContext(ctx, obj).Next()
+	if !ok {
+		return false, nil
+	}
+	if err, isErr := r.(error); isErr {
+		return false, jqError(err)
+	}
+	return r != nil && r != false, nil
+}
+
+// jqError renders a jq error value the way jq prints it.
+func jqError(err error) error {
+	var ve interface{ Value() any }
+	if e, ok := err.(interface{ Value() any }); ok {
+		ve = e
+	}
+	if ve != nil {
+		if s, ok := ve.Value().(string); ok {
+			return fmt.Errorf("%s", s)
+		}
+	}
+	return err
+}
+
+// expand returns every concrete path matching pattern p whose value exists,
+// in jq order (array index order, sorted object keys).
+func expand(obj any, p rules.Path) [][]any {
+	var out [][]any
+	var walk func(v any, pre []any, n int)
+	walk = func(v any, pre []any, n int) {
+		if n == len(p) {
+			out = append(out, append([]any(nil), pre...))
+			return
+		}
+		st := p[n]
+		switch st.Kind {
+		case rules.StepWildcard:
+			switch v := v.(type) {
+			case []any:
+				for i, e := range v {
+					walk(e, append(pre, i), n+1)
+				}
+			case map[string]any:
+				for _, k := range sortedMapKeys(v) {
+					walk(v[k], append(pre, k), n+1)
+				}
+			}
+		case rules.StepIndex:
+			if a, ok := v.([]any); ok && st.Index < len(a) {
+				walk(a[st.Index], append(pre, st.Index), n+1)
+			}
+		case rules.StepKey:
+			if m, ok := v.(map[string]any); ok {
+				if e, ok := m[st.Key]; ok {
+					walk(e, append(pre, st.Key), n+1)
+				}
+			}
+		}
+	}
+	walk(obj, nil, 0)
+	return out
+}
+
+// candidates is mvp_candidates: for a pattern ending in a key, that key
+// under every matching object parent, present or not.
+func candidates(obj map[string]any, p rules.Path) [][]any {
+	if len(p) == 0 || p.Last().Kind != rules.StepKey {
+		return expand(obj, p)
+	}
+	parents := expand(obj, p.Parent())
+	out := parents[:0]
+	for _, q := range parents {
+		if _, ok := getpath(obj, q).(map[string]any); ok {
+			out = append(out, append(q, p.Last().Key))
+		}
+	}
+	return out
+}
+
+func sortedMapKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func getpath(v any, q []any) any {
+	for _, e := range q {
+		switch e := e.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[e]
+		case int:
+			a, _ := v.([]any)
+			if e >= len(a) {
+				return nil
+			}
+			v = a[e]
+		}
+	}
+	return v
+}
+
+// get is mvp_get: the maybe-value at a concrete path.
+func get(v any, q []any) maybe {
+	for _, e := range q {
+		switch e := e.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return maybe{}
+			}
+			if v, ok = m[e]; !ok {
+				return maybe{}
+			}
+		case int:
+			a, ok := v.([]any)
+			if !ok || e >= len(a) {
+				return maybe{}
+			}
+			v = a[e]
+		}
+	}
+	return maybe{v: v, present: true}
+}
+
+// put is mvp_put: set the value at q (creating parents as jq's setpath
+// does) or delete it when absent.
+func put(obj map[string]any, q []any, m maybe) error {
+	if len(q) == 0 {
+		return fmt.Errorf("cannot replace the whole object")
+	}
+	var root any = obj
+	nv, err := putIn(root, q, m)
+	if err != nil {
+		return err
+	}
+	if _, ok := nv.(map[string]any); !ok {
+		return fmt.Errorf("object replaced by %s", rules.TypeName(nv))
+	}
+	return nil
+}
+
+// putIn returns v with the change applied; maps are changed in place, arrays
+// may be reallocated (the caller stores the result).
+func putIn(v any, q []any, m maybe) (any, error) {
+	switch e := q[0].(type) {
+	case string:
+		mv, ok := v.(map[string]any)
+		if !ok {
+			if v != nil {
+				return nil, fmt.Errorf("cannot index %s with %q", rules.TypeName(v), e)
+			}
+			if !m.present {
+				return v, nil
+			}
+			mv = map[string]any{}
+		}
+		if len(q) == 1 {
+			if m.present {
+				mv[e] = m.v
+			} else {
+				delete(mv, e)
+			}
+			return mv, nil
+		}
+		child, exists := mv[e]
+		if !exists && !m.present {
+			return mv, nil
+		}
+		nc, err := putIn(child, q[1:], m)
+		if err != nil {
+			return nil, err
+		}
+		mv[e] = nc
+		return mv, nil
+	case int:
+		a, ok := v.([]any)
+		if !ok {
+			if v != nil {
+				return nil, fmt.Errorf("cannot index %s with number", rules.TypeName(v))
+			}
+			if !m.present {
+				return v, nil
+			}
+		}
+		if len(q) == 1 && !m.present {
+			if e >= len(a) {
+				return a, nil
+			}
+			return append(a[:e:e], a[e+1:]...), nil
+		}
+		if e >= len(a) {
+			if !m.present {
+				return a, nil
+			}
+			grown := make([]any, e+1)
+			copy(grown, a)
+			a = grown
+		}
+		if len(q) == 1 {
+			a[e] = m.v
+			return a, nil
+		}
+		nc, err := putIn(a[e], q[1:], m)
+		if err != nil {
+			return nil, err
+		}
+		a[e] = nc
+		return a, nil
+	}
+	return nil, fmt.Errorf("invalid path element %v", q[0])
+}
+
+// bind is mvp_bind: the target pattern with its wildcards replaced, in
+// order, by what the source pattern's wildcards matched in q.
+func bind(to, from rules.Path, q []any) []any {
+	var vals []any
+	for i, st := range from {
+		if st.Kind == rules.StepWildcard {
+			vals = append(vals, q[i])
+		}
+	}
+	out := make([]any, 0, len(to))
+	n := 0
+	for _, st := range to {
+		switch st.Kind {
+		case rules.StepWildcard:
+			out = append(out, vals[n])
+			n++
+		case rules.StepIndex:
+			out = append(out, st.Index)
+		default:
+			out = append(out, st.Key)
+		}
+	}
+	return out
+}
+
+// prune is mvp_prune: drop objects the move left empty, up to the deepest
+// common parent of q and t.
+func prune(obj map[string]any, q, t []any) {
+	m := min(len(q), len(t))
+	common := m
+	for i := 0; i < m; i++ {
+		if q[i] != t[i] {
+			common = i
+			break
+		}
+	}
+	for n := len(q) - 1; n > common; n-- {
+		if _, isKey := q[n-1].(string); !isKey {
+			continue
+		}
+		if p, ok := getpath(obj, q[:n]).(map[string]any); ok && len(p) == 0 {
+			_ = put(obj, q[:n], maybe{})
+		}
+	}
+}

@@ -1,0 +1,539 @@
+package rules
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/big"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Document is one decoded TransformationRules document with the source
+// positions of its fields.
+type Document struct {
+	// Rules is the decoded document.
+	Rules *TransformationRules
+	// File is the name the document was read from.
+	File string
+	// Index is the position of the document within a multi-document file.
+	Index int
+
+	source []string       // the file's lines
+	values map[string]pos // field path → position of its value
+	keys   map[string]pos // field path → position of its key
+	styles map[string]yaml.Style
+}
+
+type pos struct{ line, col int }
+
+// RuleSet is every rules document loaded together: a multi-document file or
+// a directory of rule files act as one set.
+type RuleSet struct {
+	Documents []*Document
+}
+
+// MigrationRules lists every migration rule of the set with its field path
+// and document, in load order.
+func (rs *RuleSet) MigrationRules() []RuleRef {
+	var refs []RuleRef
+	for _, d := range rs.Documents {
+		for i := range d.Rules.Spec.APIMigrationRules {
+			refs = append(refs, RuleRef{Rule: &d.Rules.Spec.APIMigrationRules[i], Doc: d, Field: field.NewPath("spec", "apiMigrationRules").Index(i)})
+		}
+	}
+	return refs
+}
+
+// RoutingRules lists every routing rule of the set, in load order.
+func (rs *RuleSet) RoutingRules() []RoutingRule {
+	var out []RoutingRule
+	for _, d := range rs.Documents {
+		out = append(out, d.Rules.Spec.APIRoutingRules...)
+	}
+	return out
+}
+
+// RuleRef points at one migration rule within its document.
+type RuleRef struct {
+	Rule  *MigrationRule
+	Doc   *Document
+	Field *field.Path
+}
+
+// Pos returns the best known position of a field path: the field's value if
+// it is present, otherwise its nearest present ancestor.
+func (d *Document) Pos(fld string) Pos {
+	for p := fld; ; {
+		if v, ok := d.values[p]; ok {
+			return Pos{File: d.File, Line: v.line, Col: v.col}
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i <= 0 {
+			return Pos{File: d.File, Line: 1, Col: 1}
+		}
+		p = p[:i]
+	}
+}
+
+// KeyPos returns the position of a field's key, or of the value when the
+// key is unknown.
+func (d *Document) KeyPos(fld string) Pos {
+	if k, ok := d.keys[fld]; ok {
+		return Pos{File: d.File, Line: k.line, Col: k.col}
+	}
+	return d.Pos(fld)
+}
+
+// errorAt turns a field error into a positioned error.
+func (d *Document) errorAt(p Pos, fe *field.Error) *Error {
+	e := &Error{Pos: p, Field: fe}
+	if p.Line >= 1 && p.Line <= len(d.source) {
+		e.SourceLine = d.source[p.Line-1]
+	}
+	return e
+}
+
+// wrap positions a field error at the field's value.
+func (d *Document) wrap(fe *field.Error) *Error { return d.errorAt(d.Pos(fe.Field), fe) }
+
+// scalarPos positions a byte offset inside the scalar value of a field, for
+// errors within a path or a jq expression.
+func (d *Document) scalarPos(fld string, text string, offset int) Pos {
+	p := d.Pos(fld)
+	v, ok := d.values[fld]
+	if !ok {
+		return p
+	}
+	if offset > len(text) {
+		offset = len(text)
+	}
+	before := text[:offset]
+	nl := strings.Count(before, "\n")
+	lastLine := before[strings.LastIndexByte(before, '\n')+1:]
+	switch d.styles[fld] {
+	case yaml.LiteralStyle, yaml.FoldedStyle:
+		// Content starts on the line after the indicator, indented.
+		line := v.line + 1 + nl
+		if line > len(d.source) {
+			return p
+		}
+		src := d.source[line-1]
+		indent := len(src) - len(strings.TrimLeft(src, " \t"))
+		return Pos{File: d.File, Line: line, Col: indent + 1 + len(lastLine)}
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		if nl == 0 {
+			return Pos{File: d.File, Line: v.line, Col: v.col + 1 + offset}
+		}
+	default:
+		if nl == 0 {
+			return Pos{File: d.File, Line: v.line, Col: v.col + offset}
+		}
+	}
+	return p
+}
+
+// Load reads rules files and directories (every *.yaml, *.yml and *.json
+// file in them, sorted by name) into one rule set. Decoding problems of all
+// files are reported together as an [ErrorList]; an unreadable file is an
+// ordinary error.
+func Load(paths ...string) (*RuleSet, error) {
+	var files []string
+	for _, p := range paths {
+		if p == "-" {
+			files = append(files, p)
+			continue
+		}
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(p, func(path string, de fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !de.IsDir() && isRulesFileName(path) {
+				found = append(found, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no *.yaml, *.yml or *.json files", p)
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	rs := &RuleSet{}
+	var errs ErrorList
+	for _, f := range files {
+		var data []byte
+		var err error
+		if f == "-" {
+			data, err = io.ReadAll(os.Stdin)
+		} else {
+			data, err = os.ReadFile(f)
+		}
+		if err != nil {
+			return nil, err
+		}
+		set, err := Parse(f, data)
+		var el ErrorList
+		if errors.As(err, &el) {
+			errs = append(errs, el...)
+		} else if err != nil {
+			return nil, err
+		}
+		if set != nil {
+			rs.Documents = append(rs.Documents, set.Documents...)
+		}
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	if len(rs.Documents) == 0 {
+		return nil, fmt.Errorf("%s: no TransformationRules documents", strings.Join(paths, ", "))
+	}
+	if errs := rs.Validate(); len(errs) > 0 {
+		return nil, errs
+	}
+	return rs, nil
+}
+
+func isRulesFileName(p string) bool {
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// Parse decodes every YAML or JSON document in data strictly: unknown,
+// misspelled or duplicated fields and values of the wrong type are errors
+// that carry the file position and field path. It does not validate; see
+// [RuleSet.Validate] (which [Load] runs).
+func Parse(file string, data []byte) (*RuleSet, error) {
+	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	rs := &RuleSet{}
+	var errs ErrorList
+	for i := 0; ; i++ {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, syntaxError(file, lines, err)
+		}
+		root := &n
+		if root.Kind == yaml.DocumentNode {
+			if len(root.Content) == 0 {
+				continue
+			}
+			root = root.Content[0]
+		}
+		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+			continue // an empty document, e.g. after a trailing ---
+		}
+		d := &Document{File: file, Index: i, source: lines, values: map[string]pos{}, keys: map[string]pos{}, styles: map[string]yaml.Style{}}
+		d.Rules = &TransformationRules{}
+		dc := &decoder{doc: d}
+		dc.decode(root, reflect.ValueOf(d.Rules).Elem(), nil)
+		errs = append(errs, dc.errs...)
+		rs.Documents = append(rs.Documents, d)
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	return rs, nil
+}
+
+// syntaxError positions a YAML syntax error; yaml.v3 reports "yaml: line N: msg".
+func syntaxError(file string, lines []string, err error) error {
+	msg := err.Error()
+	line := 0
+	if rest, ok := strings.CutPrefix(msg, "yaml: line "); ok {
+		if i := strings.IndexByte(rest, ':'); i > 0 {
+			if n, convErr := strconv.Atoi(rest[:i]); convErr == nil {
+				line, msg = n, strings.TrimSpace(rest[i+1:])
+			}
+		}
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	e := &Error{Pos: Pos{File: file, Line: line}, Field: &field.Error{Type: field.ErrorTypeInvalid, Field: "<document>", BadValue: field.OmitValueType{}, Detail: "YAML syntax error: " + msg}}
+	if line >= 1 && line <= len(lines) {
+		e.SourceLine = lines[line-1]
+		e.Pos.Col = 1
+	}
+	return ErrorList{e}
+}
+
+type decoder struct {
+	doc  *Document
+	errs ErrorList
+}
+
+func (dc *decoder) fail(n *yaml.Node, fe *field.Error) {
+	dc.errs = append(dc.errs, dc.doc.errorAt(Pos{File: dc.doc.File, Line: n.Line, Col: n.Column}, fe))
+}
+
+var valueType = reflect.TypeOf(Value{})
+
+// decode fills v from n, recording positions and collecting errors.
+func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	key := fld.String()
+	if fld == nil {
+		key = ""
+	}
+	dc.doc.values[key] = pos{n.Line, n.Column}
+	dc.doc.styles[key] = n.Style
+	if v.Kind() == reflect.Pointer {
+		if isNull(n) {
+			return
+		}
+		v.Set(reflect.New(v.Type().Elem()))
+		v = v.Elem()
+	}
+	if v.Type() == valueType {
+		val, err := nodeValue(n)
+		if err != nil {
+			dc.fail(n, field.Invalid(fld, n.Value, err.Error()))
+			return
+		}
+		v.Set(reflect.ValueOf(Value{V: val}))
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		if isNull(n) {
+			return
+		}
+		if n.Kind != yaml.MappingNode {
+			dc.fail(n, field.Invalid(fldOrRoot(fld), describe(n), "must be an object"))
+			return
+		}
+		fields := jsonFields(v.Type())
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			name := k.Value
+			child := fld.Child(name)
+			if fld == nil {
+				child = field.NewPath(name)
+			}
+			if seen[name] {
+				dc.fail(k, field.Duplicate(child, name))
+				continue
+			}
+			seen[name] = true
+			idx, ok := fields[name]
+			if !ok {
+				detail := "unknown field"
+				if s := suggest(name, fields); s != "" {
+					detail += fmt.Sprintf(" (did you mean %q?)", s)
+				}
+				dc.fail(k, field.Forbidden(child, detail))
+				continue
+			}
+			dc.doc.keys[child.String()] = pos{k.Line, k.Column}
+			dc.decode(val, v.Field(idx), child)
+		}
+	case reflect.Slice:
+		if isNull(n) {
+			return
+		}
+		if n.Kind != yaml.SequenceNode {
+			dc.fail(n, field.Invalid(fld, describe(n), "must be a list"))
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, e := range n.Content {
+			dc.decode(e, s.Index(i), fld.Index(i))
+		}
+		v.Set(s)
+	case reflect.Map:
+		if isNull(n) {
+			return
+		}
+		if n.Kind != yaml.MappingNode {
+			dc.fail(n, field.Invalid(fld, describe(n), "must be an object"))
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			child := fld.Key(k.Value)
+			if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
+				dc.fail(k, field.Duplicate(child, k.Value))
+				continue
+			}
+			e := reflect.New(v.Type().Elem()).Elem()
+			dc.decode(val, e, child)
+			m.SetMapIndex(reflect.ValueOf(k.Value), e)
+		}
+		v.Set(m)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+			if isNull(n) {
+				return
+			}
+			dc.fail(n, field.Invalid(fld, describe(n), "must be a string"))
+			return
+		}
+		v.SetString(n.Value)
+	default:
+		dc.fail(n, field.InternalError(fld, fmt.Errorf("cannot decode into %s", v.Type())))
+	}
+}
+
+func fldOrRoot(f *field.Path) *field.Path {
+	if f == nil {
+		return field.NewPath("<document>")
+	}
+	return f
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+// describe renders a node for an error message.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "<object>"
+	case yaml.SequenceNode:
+		return "<list>"
+	}
+	return n.Value
+}
+
+// jsonFields maps JSON field names to struct field indexes.
+func jsonFields(t reflect.Type) map[string]int {
+	m := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		tag := t.Field(i).Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if name != "" && name != "-" {
+			m[name] = i
+		}
+	}
+	return m
+}
+
+// suggest finds a known field name close to a misspelled one.
+func suggest(name string, fields map[string]int) string {
+	best, bestD := "", 3
+	for f := range fields {
+		if strings.EqualFold(f, name) {
+			return f
+		}
+		if d := editDistance(strings.ToLower(name), strings.ToLower(f)); d < bestD || d == bestD && f < best {
+			best, bestD = f, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// nodeValue converts a YAML node to a JSON value, keeping numbers exact as
+// json.Number.
+func nodeValue(n *yaml.Node) (any, error) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return nil, nil
+		case "!!bool":
+			var b bool
+			if err := n.Decode(&b); err != nil {
+				return nil, err
+			}
+			return b, nil
+		case "!!int":
+			s := strings.ReplaceAll(n.Value, "_", "")
+			i, ok := new(big.Int).SetString(s, 0)
+			if !ok {
+				return nil, fmt.Errorf("invalid integer %q", n.Value)
+			}
+			return json.Number(i.String()), nil
+		case "!!float":
+			if json.Valid([]byte(n.Value)) {
+				return json.Number(n.Value), nil
+			}
+			var f float64
+			if err := n.Decode(&f); err != nil {
+				return nil, err
+			}
+			return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), nil
+		case "!!str", "!!timestamp", "!!binary":
+			return n.Value, nil
+		}
+		return n.Value, nil
+	case yaml.SequenceNode:
+		s := make([]any, len(n.Content))
+		for i, e := range n.Content {
+			v, err := nodeValue(e)
+			if err != nil {
+				return nil, err
+			}
+			s[i] = v
+		}
+		return s, nil
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := nodeValue(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			m[n.Content[i].Value] = v
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("unsupported YAML node")
+}

@@ -1,0 +1,156 @@
+# mvpctl runtime library (mvp.k8s.io/v1 TransformationRules).
+#
+# A conversion runs on a wrapper {o, d, w, all}: o is the object, d the
+# round-trip data this rule left on the object in the other direction (read
+# and dropped), w the data this direction leaves for the way back, all the
+# conversion data of other rules. Paths are arrays of keys (strings),
+# indexes (numbers) and wildcards (null). A maybe-value is [] (absent) or
+# [value].
+
+def mvp_annotation: "mvp.k8s.io/conversion-data";
+
+# mvp_expand($p): every concrete path matching pattern $p whose value exists.
+def mvp_expand($p):
+  def go($pre; $n):
+    if $n == ($p | length) then $pre
+    else getpath($pre) as $v | $p[$n] as $s
+      | if $s == null then
+          if ($v | type) == "array" then range(0; $v | length) as $i | go($pre + [$i]; $n + 1)
+          elif ($v | type) == "object" then ($v | keys[]) as $k | go($pre + [$k]; $n + 1)
+          else empty end
+        elif ($s | type) == "number" then
+          if ($v | type) == "array" and $s < ($v | length) then go($pre + [$s]; $n + 1) else empty end
+        elif ($v | type) == "object" and ($v | has($s)) then go($pre + [$s]; $n + 1)
+        else empty end
+    end;
+  go([]; 0);
+
+# mvp_candidates($p): where a step may read or write: for a pattern ending
+# in a key, that key under every matching object parent (present or not).
+def mvp_candidates($p):
+  if ($p | length) > 0 and ($p[-1] | type) == "string" then
+    . as $o | mvp_expand($p[:-1]) | select(. as $q | $o | getpath($q) | type == "object") | . + [$p[-1]]
+  else mvp_expand($p) end;
+
+# mvp_get($q): the maybe-value at concrete path $q.
+def mvp_get($q):
+  reduce $q[] as $e ({v: ., ok: true};
+    if .ok | not then .
+    elif ($e | type) == "number" then
+      if (.v | type) == "array" and $e < (.v | length) then .v = .v[$e] else .ok = false end
+    elif (.v | type) == "object" and (.v | has($e)) then .v = .v[$e]
+    else .ok = false end)
+  | if .ok then [.v] else [] end;
+
+# mvp_put($q; $m): write maybe-value $m at $q (absent deletes).
+def mvp_put($q; $m): if $m == [] then delpaths([$q]) else setpath($q; $m[0]) end;
+
+# mvp_pathstr: a concrete path in the path language, the key of round-trip data.
+def mvp_pathstr:
+  reduce .[] as $e ("";
+    if ($e | type) == "number" then . + "[\($e)]"
+    elif ($e | test("^[^.\\[\\]\"' \t\\\\]+$")) then (if . == "" then $e else . + "." + $e end)
+    else . + "[\"" + ($e | gsub("(?<c>[\\\\\"])"; "\\\(.c)")) + "\"]" end);
+
+# mvp_one(f): f must give exactly one result.
+def mvp_one(f): [f] | if length == 1 then .[0] else error("expression gave \(length) results, want 1") end;
+
+# mvp_when(f): the condition f on the whole object.
+def mvp_when(f): [.o | f][0] // false;
+
+# mvp_fail($step; $path): tag an error with the step and concrete path.
+def mvp_fail($step; $path):
+  if type == "object" and has("mvp_error") then error(.) else error({mvp_error: ., step: $step, path: $path}) end;
+
+# mvp_convert($t): convert a value to type $t (convertType and type hints).
+def mvp_convert($t):
+  def int_string: type == "string" and test("^-?[0-9]+$");
+  if $t == "string" then
+    if type == "string" then . elif type == "number" or type == "boolean" then tojson
+    else error("cannot convert \(type) \(tojson) to string") end
+  elif $t == "integer" then
+    if type == "number" and . == floor then . elif int_string then tonumber
+    else error("cannot convert \(type) \(tojson) to integer") end
+  elif $t == "number" then
+    if type == "number" then . elif type == "string" and test("^-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?$") then tonumber
+    else error("cannot convert \(type) \(tojson) to number") end
+  elif $t == "boolean" then
+    if type == "boolean" then . elif . == "true" then true elif . == "false" then false
+    else error("cannot convert \(type) \(tojson) to boolean") end
+  elif $t == "int-or-string" then
+    if type == "number" and . == floor then . elif int_string then tonumber elif type == "string" then .
+    else error("cannot convert \(type) \(tojson) to int-or-string") end
+  else error("unknown type \($t)") end;
+
+# mvp_step($i; $p; f; r): the maybe-value at each candidate path of $p
+# becomes its image under f. Where r cannot give the old value back, the old
+# value is kept in round-trip data; data left by the other direction is used
+# when r of it gives the current value, i.e. the field was not changed since.
+def mvp_step($i; $p; f; r):
+  .d[$i] as $d
+  | reduce (.o | mvp_candidates($p)) as $q (.;
+      ($q | mvp_pathstr) as $k
+      | (.o | mvp_get($q)) as $x
+      | $d[$k] as $s
+      | (try (if $s != null and ($s | r) == $x then $s else ($x | f) end) catch mvp_fail($i; $k)) as $y
+      | (if (try ($y | r) catch mvp_fail($i; $k)) != $x then .w[$i][$k] = $x else . end)
+      | .o |= mvp_put($q; $y));
+
+# mvp_object($i; f): a jq step on the whole object.
+def mvp_object($i; f): .o = (try (.o | mvp_one(f)) catch mvp_fail($i; ""));
+
+# mvp_bind($to; $from; $q): the target pattern with its wildcards replaced,
+# in order, by what the wildcards of $from matched in $q.
+def mvp_bind($to; $from; $q):
+  [range(0; $from | length) | select($from[.] == null) | $q[.]] as $vals
+  | reduce $to[] as $s ({out: [], n: 0};
+      if $s == null then .out += [$vals[.n]] | .n += 1 else .out += [$s] end)
+  | .out;
+
+# mvp_prune($q; $t): after moving $q to $t, drop objects that the move left
+# empty, up to the deepest common parent of $q and $t.
+def mvp_prune($q; $t):
+  ([$q, $t] | map(length) | min) as $m
+  | ([range(0; $m) | select($q[.] != $t[.])] | first // $m) as $common
+  | reduce range(($q | length) - 1; $common; -1) as $n (.;
+      if ($q[$n - 1] | type) == "string" and getpath($q[:$n]) == {} then delpaths([$q[:$n]]) else . end);
+
+# mvp_move($i; $from; $to): rename/move every match of $from to $to. A value
+# already at the target is kept in round-trip data; data left at the source
+# by the other direction is put back.
+def mvp_move($i; $from; $to):
+  .d[$i] as $d
+  | reduce (.o | mvp_expand($from)) as $q (.;
+      mvp_bind($to; $from; $q) as $t | ($q | mvp_pathstr) as $k
+      | (.o | mvp_get($t)) as $prev
+      | (if $prev != [] then .w[$i][$t | mvp_pathstr] = $prev else . end)
+      | (.o | getpath($q)) as $v
+      | .o |= (setpath($t; $v) | delpaths([$q]) | mvp_prune($q; $t))
+      | if $d[$k] != null then .o |= mvp_put($q; $d[$k]) else . end);
+
+# mvp_begin($rule): split the object from this rule's round-trip data.
+def mvp_begin($rule):
+  if type != "object" then error("not an object") else . end
+  | (if (.metadata | type) == "object" and (.metadata.annotations | type) == "object" then .metadata.annotations[mvp_annotation] else null end) as $raw
+  | (if $raw == null then {} else (try ($raw | fromjson) catch null) end) as $all
+  | if ($all | type) != "object" then error("annotation \(mvp_annotation) is not valid conversion data") else . end
+  | ($all["$created"] // []) as $created
+  | {o: (if $raw == null then . else del(.metadata.annotations[mvp_annotation])
+         | if ($created | index("annotations")) and .metadata.annotations == {} then del(.metadata.annotations) else . end
+         | if ($created | index("metadata")) and .metadata == {} then del(.metadata) else . end
+         end),
+     d: ($all[$rule] // {}), w: {}, all: ($all | del(.[$rule], .["$created"]))};
+
+# mvp_end($rule; $apiVersion; $limit): put round-trip data back on the object
+# and set its apiVersion.
+def mvp_end($rule; $apiVersion; $limit):
+  (.all + (if .w == {} then {} else {($rule): .w} end)) as $data
+  | .o
+  | if $data == {} then .
+    else
+      (if .metadata == null then ["metadata", "annotations"] elif .metadata.annotations == null then ["annotations"] else [] end) as $c
+      | ($data + (if $c == [] then {} else {"$created": $c} end) | tojson) as $json
+      | if ($json | utf8bytelength) > $limit then error("conversion data needs \($json | utf8bytelength) bytes, more than the limit of \($limit)") else . end
+      | .metadata.annotations[mvp_annotation] = $json
+    end
+  | .apiVersion = $apiVersion;

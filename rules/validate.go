@@ -1,0 +1,385 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/itchyny/gojq"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var (
+	// versionRE matches Kubernetes API versions: v1, v1beta2, v2alpha1.
+	versionRE = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+	// kindRE matches a CamelCase kind.
+	kindRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	// serverVersionRE matches preferApiServerVersion patterns: v1.32.y,
+	// v1.32.x, v1.32, v1.32.4, >=1.32, >=v1.32.4.
+	serverVersionRE = regexp.MustCompile(`^(>=\s*)?v?[0-9]+\.[0-9]+(\.([0-9]+|x|y|\*))?$`)
+)
+
+// Validate checks every document of the set and the set as a whole
+// (duplicate rules across documents), collecting all problems.
+func (rs *RuleSet) Validate() ErrorList {
+	var errs ErrorList
+	seen := map[string]string{}
+	for _, d := range rs.Documents {
+		for _, fe := range validateDocument(d) {
+			errs = append(errs, fe)
+		}
+		for i, r := range d.Rules.Spec.APIMigrationRules {
+			fld := field.NewPath("spec", "apiMigrationRules").Index(i)
+			id := r.ID()
+			if prev, ok := seen[id]; ok {
+				errs = append(errs, d.errorAt(d.Pos(fld.Child("toVersion").String()), field.Duplicate(fld, fmt.Sprintf("%s (also at %s)", id, prev))))
+				continue
+			}
+			seen[id] = d.Pos(fld.String()).String()
+		}
+	}
+	errs.Sort()
+	return errs
+}
+
+// ID names a migration rule: resource.group/from->to. It keys the rule's
+// round-trip data in the conversion-data annotation.
+func (r *MigrationRule) ID() string {
+	res := r.Resource
+	if r.APIGroup != "" {
+		res += "." + r.APIGroup
+	}
+	to := r.ToVersion
+	if r.ToAPIGroup != "" && r.ToAPIGroup != r.APIGroup {
+		to = r.ToAPIGroup + "/" + to
+	}
+	return res + "/" + r.FromVersion + "->" + to
+}
+
+// TargetGroup is the API group of ToVersion.
+func (r *MigrationRule) TargetGroup() string {
+	if r.ToAPIGroup != "" {
+		return r.ToAPIGroup
+	}
+	return r.APIGroup
+}
+
+func validateDocument(d *Document) ErrorList {
+	var errs ErrorList
+	add := func(fe *field.Error) { errs = append(errs, d.wrap(fe)) }
+	r := d.Rules
+	if r.APIVersion == "" {
+		add(field.Required(field.NewPath("apiVersion"), "must be "+APIVersion))
+	} else if r.APIVersion != APIVersion {
+		add(field.NotSupported(field.NewPath("apiVersion"), r.APIVersion, []string{APIVersion}))
+	}
+	if r.Kind == "" {
+		add(field.Required(field.NewPath("kind"), "must be "+KindTransformationRules))
+	} else if r.Kind != KindTransformationRules {
+		add(field.NotSupported(field.NewPath("kind"), r.Kind, []string{KindTransformationRules}))
+	}
+	meta := field.NewPath("metadata")
+	if r.Metadata.Name == "" {
+		add(field.Required(meta.Child("name"), ""))
+	} else {
+		for _, msg := range validation.IsDNS1123Subdomain(r.Metadata.Name) {
+			add(field.Invalid(meta.Child("name"), r.Metadata.Name, msg))
+		}
+	}
+	spec := field.NewPath("spec")
+	if len(r.Spec.APIMigrationRules) == 0 && len(r.Spec.APIRoutingRules) == 0 {
+		add(field.Required(spec, "must have apiMigrationRules or apiRoutingRules"))
+	}
+	for i := range r.Spec.APIMigrationRules {
+		errs = append(errs, validateMigrationRule(d, &r.Spec.APIMigrationRules[i], spec.Child("apiMigrationRules").Index(i))...)
+	}
+	for i := range r.Spec.APIRoutingRules {
+		for _, fe := range validateRoutingRule(&r.Spec.APIRoutingRules[i], spec.Child("apiRoutingRules").Index(i)) {
+			add(fe)
+		}
+	}
+	return errs
+}
+
+func validateGroup(g string, fld *field.Path) field.ErrorList {
+	if g == "" {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(g) {
+		errs = append(errs, field.Invalid(fld, g, msg))
+	}
+	return errs
+}
+
+func validateResource(res string, fld *field.Path, allowWildcard bool) field.ErrorList {
+	if res == "" {
+		return field.ErrorList{field.Required(fld, "the lower-case plural resource name, e.g. ingresses")}
+	}
+	if allowWildcard && res == "*" {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Label(res) {
+		errs = append(errs, field.Invalid(fld, res, msg))
+	}
+	return errs
+}
+
+func validateVersion(v string, fld *field.Path) field.ErrorList {
+	if v == "" {
+		return field.ErrorList{field.Required(fld, "an API version such as v1beta1")}
+	}
+	if !versionRE.MatchString(v) {
+		return field.ErrorList{field.Invalid(fld, v, "must be an API version such as v1, v1beta1 or v2alpha1")}
+	}
+	return nil
+}
+
+func validateMigrationRule(d *Document, r *MigrationRule, fld *field.Path) ErrorList {
+	var fes field.ErrorList
+	fes = append(fes, validateGroup(r.APIGroup, fld.Child("apiGroup"))...)
+	fes = append(fes, validateGroup(r.ToAPIGroup, fld.Child("toApiGroup"))...)
+	fes = append(fes, validateResource(r.Resource, fld.Child("resource"), false)...)
+	if r.Kind != "" && !kindRE.MatchString(r.Kind) {
+		fes = append(fes, field.Invalid(fld.Child("kind"), r.Kind, "must be a CamelCase kind such as Ingress"))
+	}
+	fes = append(fes, validateVersion(r.FromVersion, fld.Child("fromVersion"))...)
+	fes = append(fes, validateVersion(r.ToVersion, fld.Child("toVersion"))...)
+	if r.FromVersion != "" && r.FromVersion == r.ToVersion && r.TargetGroup() == r.APIGroup {
+		fes = append(fes, field.Invalid(fld.Child("toVersion"), r.ToVersion, "must differ from fromVersion"))
+	}
+	var errs ErrorList
+	for _, fe := range fes {
+		errs = append(errs, d.wrap(fe))
+	}
+	for i := range r.Transformations {
+		errs = append(errs, validateTransformation(d, &r.Transformations[i], fld.Child("transformations").Index(i))...)
+	}
+	return errs
+}
+
+// requiredFields and allowedFields per action; everything else is forbidden.
+var actionFields = map[Action]struct{ required, optional []string }{
+	ActionRename:               {[]string{"path", "targetPath"}, []string{"type"}},
+	ActionModify:               {[]string{"path"}, []string{"matchValue", "replaceValue", "valueMap"}},
+	ActionEnsureFieldExistence: {[]string{"path", "defaultValue"}, []string{"type"}},
+	ActionRemove:               {[]string{"path"}, []string{"type"}},
+	ActionNewField:             {[]string{"path"}, []string{"type"}},
+	ActionSet:                  {[]string{"path", "value"}, []string{"type"}},
+	ActionConvertType:          {[]string{"path", "type"}, []string{"fromType"}},
+	ActionJQ:                   {[]string{"forward", "reverse"}, []string{"path"}},
+}
+
+func validateTransformation(d *Document, t *Transformation, fld *field.Path) ErrorList {
+	var errs ErrorList
+	add := func(fe *field.Error) { errs = append(errs, d.wrap(fe)) }
+	if t.Action == "" {
+		add(field.Required(fld.Child("action"), "one of "+strings.Join(actionNames(), ", ")))
+		return errs
+	}
+	spec, ok := actionFields[t.Action]
+	if !ok {
+		add(field.NotSupported(fld.Child("action"), t.Action, actionNames()))
+		return errs
+	}
+	set := t.setFields()
+	allowed := map[string]bool{"action": true, "when": true, "description": true}
+	for _, f := range spec.required {
+		allowed[f] = true
+		if !set[f] {
+			add(field.Required(fld.Child(f), fmt.Sprintf("required for action %q", t.Action)))
+		}
+	}
+	for _, f := range spec.optional {
+		allowed[f] = true
+	}
+	for _, f := range sortedKeys(set) {
+		if !allowed[f] {
+			add(field.Forbidden(fld.Child(f), fmt.Sprintf("not used by action %q", t.Action)))
+		}
+	}
+	var path, target Path
+	if t.Path != "" {
+		p, err := ParsePath(t.Path)
+		if err != nil {
+			errs = append(errs, pathError(d, fld.Child("path"), t.Path, err))
+		}
+		path = p
+	}
+	if t.TargetPath != "" {
+		p, err := ParsePath(t.TargetPath)
+		if err != nil {
+			errs = append(errs, pathError(d, fld.Child("targetPath"), t.TargetPath, err))
+		}
+		target = p
+	}
+	if path != nil && t.Action != ActionJQ && len(path) > 0 && path.Last().Kind != StepKey && t.Action != ActionModify && t.Action != ActionConvertType {
+		add(field.Invalid(fld.Child("path"), t.Path, fmt.Sprintf("action %q needs a path that ends in a key", t.Action)))
+	}
+	if path != nil && target != nil {
+		if path.Wildcards() != target.Wildcards() {
+			add(field.Invalid(fld.Child("targetPath"), t.TargetPath, fmt.Sprintf("must have as many [*] wildcards as path (%d)", path.Wildcards())))
+		}
+		if target.Last().Kind != StepKey {
+			add(field.Invalid(fld.Child("targetPath"), t.TargetPath, "must end in a key"))
+		}
+		if path.String() == target.String() {
+			add(field.Invalid(fld.Child("targetPath"), t.TargetPath, "must differ from path"))
+		} else if isPrefix(path, target) || isPrefix(target, path) {
+			add(field.Invalid(fld.Child("targetPath"), t.TargetPath, "must not be inside path or contain it"))
+		}
+	}
+	if len(path) > 0 && path[0].Kind == StepKey && (path[0].Key == "apiVersion" || path[0].Key == "kind") && len(path) == 1 {
+		add(field.Invalid(fld.Child("path"), t.Path, "apiVersion and kind are set by the conversion itself"))
+	}
+	if t.Type != "" && !validType(t.Type) {
+		add(field.NotSupported(fld.Child("type"), t.Type, typeNames()))
+	}
+	if t.FromType != "" && !validType(t.FromType) {
+		add(field.NotSupported(fld.Child("fromType"), t.FromType, typeNames()))
+	}
+	if t.Action == ActionModify {
+		hasPair := t.MatchValue != nil || t.ReplaceValue != nil
+		switch {
+		case hasPair && len(t.ValueMap) > 0:
+			add(field.Forbidden(fld.Child("valueMap"), "use either matchValue/replaceValue or valueMap"))
+		case !hasPair && len(t.ValueMap) == 0:
+			add(field.Required(fld.Child("matchValue"), "modify needs matchValue and replaceValue, or valueMap"))
+		case hasPair && t.MatchValue == nil:
+			add(field.Required(fld.Child("matchValue"), "required with replaceValue"))
+		case hasPair && t.ReplaceValue == nil:
+			add(field.Required(fld.Child("replaceValue"), "required with matchValue"))
+		}
+		for i, p := range t.ValueMap {
+			if p.From == nil {
+				add(field.Required(fld.Child("valueMap").Index(i).Child("from"), ""))
+			}
+			if p.To == nil {
+				add(field.Required(fld.Child("valueMap").Index(i).Child("to"), ""))
+			}
+		}
+	}
+	for _, v := range []struct {
+		name string
+		val  *Value
+	}{{"defaultValue", t.DefaultValue}, {"value", t.Value}} {
+		if v.val != nil && t.Type != "" && validType(t.Type) && !valueHasType(v.val.V, t.Type) {
+			add(field.Invalid(fld.Child(v.name), v.val.V, fmt.Sprintf("is not of type %q", t.Type)))
+		}
+	}
+	for _, e := range []struct{ name, src string }{{"forward", t.Forward}, {"reverse", t.Reverse}, {"when", t.When}} {
+		if e.src != "" {
+			if err := checkJQ(e.src); err != nil {
+				errs = append(errs, jqError(d, fld.Child(e.name), e.src, err))
+			}
+		}
+	}
+	return errs
+}
+
+func isPrefix(a, b Path) bool {
+	if len(a) > len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// setFields reports which optional fields of a transformation are present.
+func (t *Transformation) setFields() map[string]bool {
+	m := map[string]bool{}
+	mark := func(name string, ok bool) {
+		if ok {
+			m[name] = true
+		}
+	}
+	mark("path", t.Path != "")
+	mark("targetPath", t.TargetPath != "")
+	mark("type", t.Type != "")
+	mark("fromType", t.FromType != "")
+	mark("matchValue", t.MatchValue != nil)
+	mark("replaceValue", t.ReplaceValue != nil)
+	mark("valueMap", len(t.ValueMap) > 0)
+	mark("defaultValue", t.DefaultValue != nil)
+	mark("value", t.Value != nil)
+	mark("forward", t.Forward != "")
+	mark("reverse", t.Reverse != "")
+	return m
+}
+
+func validateRoutingRule(r *RoutingRule, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validateGroup(r.APIGroup, fld.Child("apiGroup"))...)
+	errs = append(errs, validateResource(r.Resource, fld.Child("resource"), true)...)
+	if r.ClientVersion != "" {
+		errs = append(errs, validateVersion(r.ClientVersion, fld.Child("clientVersion"))...)
+	}
+	switch {
+	case r.PreferAPIServerVersion == "":
+		errs = append(errs, field.Required(fld.Child("preferApiServerVersion"), "a server version pattern such as v1.32.y or >=1.32"))
+	case !serverVersionRE.MatchString(r.PreferAPIServerVersion):
+		errs = append(errs, field.Invalid(fld.Child("preferApiServerVersion"), r.PreferAPIServerVersion, "must be a server version pattern: v1.32.y, v1.32.x, v1.32, v1.32.4, >=1.32 or >=v1.32.4"))
+	}
+	return errs
+}
+
+func pathError(d *Document, fld *field.Path, text string, err error) *Error {
+	var pe *PathError
+	fe := field.Invalid(fld, text, err.Error())
+	if errors.As(err, &pe) {
+		fe = field.Invalid(fld, text, pe.Msg)
+		return d.errorAt(d.scalarPos(fld.String(), text, pe.Offset), fe)
+	}
+	return d.wrap(fe)
+}
+
+// checkJQ parses and compiles a jq expression the way the compiler embeds
+// it, so that unknown functions are reported here too.
+func checkJQ(src string) error {
+	q, err := gojq.Parse(src)
+	if err != nil {
+		return err
+	}
+	_, err = gojq.Compile(q)
+	return err
+}
+
+func jqError(d *Document, fld *field.Path, src string, err error) *Error {
+	var pe *gojq.ParseError
+	if errors.As(err, &pe) {
+		return d.errorAt(d.scalarPos(fld.String(), src, pe.Offset), field.Invalid(fld, src, err.Error()))
+	}
+	return d.wrap(field.Invalid(fld, src, err.Error()))
+}
+
+func validType(t ValueType) bool {
+	for _, v := range ValueTypes {
+		if v == t {
+			return true
+		}
+	}
+	return false
+}
+
+func actionNames() []string {
+	s := make([]string, len(Actions))
+	for i, a := range Actions {
+		s[i] = string(a)
+	}
+	return s
+}
+
+func typeNames() []string {
+	s := make([]string, len(ValueTypes))
+	for i, t := range ValueTypes {
+		s[i] = string(t)
+	}
+	return s
+}
