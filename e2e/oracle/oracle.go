@@ -385,7 +385,7 @@ func Diff(oracleDir string, files map[string][]byte) ([]string, error) {
 }
 
 // Write writes the generated files under oracleDir and removes stale ones.
-// It returns the paths it created, changed or removed.
+// It returns what it did, one "wrote <path>" or "removed <path>" per file.
 func Write(oracleDir string, files map[string][]byte) ([]string, error) {
 	var changed []string
 	for _, rel := range sortedKeys(files) {
@@ -399,7 +399,7 @@ func Write(oracleDir string, files map[string][]byte) ([]string, error) {
 		if err := os.WriteFile(path, files[rel], 0o644); err != nil {
 			return nil, err
 		}
-		changed = append(changed, rel)
+		changed = append(changed, "wrote "+rel)
 	}
 	stale, err := staleFiles(oracleDir, files)
 	if err != nil {

@@ -86,7 +86,7 @@ func run(dir string, check, importFuzzed bool) error {
 		return err
 	}
 	for _, c := range changed {
-		fmt.Println("wrote", c)
+		fmt.Println(c)
 	}
 	fmt.Printf("gen-oracle: %d files, %d changed (%s)\n", len(files), len(changed), time.Since(start).Round(time.Millisecond))
 	return nil

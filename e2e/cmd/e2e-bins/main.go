@@ -1,0 +1,55 @@
+// Command e2e-bins builds the etcd, kube-apiserver and kubectl binaries the
+// e2e suite runs into the binary cache, skipping those already there.
+//
+//	go run ./cmd/e2e-bins [-versions v1.35.4,v1.36.3] [-etcd v3.6.16] [-force]
+//
+// It runs from the e2e directory (or give -src). See package bins for the
+// cache layout.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/mvpctl/mvpctl/e2e/bins"
+)
+
+func main() {
+	opts := bins.BuildOptions{Out: os.Stdout}
+	versions := flag.String("versions", strings.Join(bins.DefaultVersions, ","), "comma-separated Kubernetes versions to build kube-apiserver and kubectl for")
+	flag.StringVar(&opts.EtcdVersion, "etcd", bins.DefaultEtcdVersion, "etcd version to build")
+	flag.StringVar(&opts.SourceDir, "src", "build", "directory of the pinned build modules")
+	flag.StringVar(&opts.Cache, "cache", "", "binary cache (default $MVPCTL_E2E_CACHE, else $XDG_CACHE_HOME/mvpctl-e2e)")
+	flag.BoolVar(&opts.Force, "force", false, "rebuild binaries already in the cache")
+	printCache := flag.Bool("print-cache", false, "print the binary cache directory and exit")
+	flag.Parse()
+	if *printCache {
+		c := opts.Cache
+		if c == "" {
+			var err error
+			if c, err = bins.CacheDir(); err != nil {
+				fmt.Fprintln(os.Stderr, "e2e-bins:", err)
+				os.Exit(1)
+			}
+		}
+		fmt.Println(c)
+		return
+	}
+	opts.Versions = []string{} // an empty -versions builds etcd only
+	for _, v := range strings.Split(*versions, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			opts.Versions = append(opts.Versions, v)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := bins.Build(ctx, opts); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-bins:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,24 @@
+# e2e suite: real etcd and kube-apiservers of several versions, built from
+# their Go modules (see docs/e2e.md). Included by the root Makefile.
+
+# Kubernetes versions to build and test, oldest first.
+E2E_VERSIONS   ?= v1.35.4,v1.36.3
+# Bound for the whole e2e test run.
+E2E_TIMEOUT    ?= 30m
+# Extra flags for go test, e.g. E2E_TESTFLAGS='-run Baseline -v'.
+E2E_TESTFLAGS  ?=
+
+.PHONY: e2e-bins e2e e2e-dumps
+
+# Builds etcd, kube-apiserver and kubectl into the cache
+# ($MVPCTL_E2E_CACHE, else $XDG_CACHE_HOME/mvpctl-e2e); skips what is there.
+e2e-bins:
+	cd e2e && $(GO) run ./cmd/e2e-bins -versions '$(E2E_VERSIONS)'
+
+e2e: e2e-bins
+	cd e2e && $(GO) vet ./...
+	cd e2e && $(GO) test -count=1 -timeout $(E2E_TIMEOUT) $(E2E_TESTFLAGS) ./...
+
+# Regenerates testdata/clusters/<version>/ from real servers.
+e2e-dumps: e2e-bins
+	cd e2e && $(GO) run ./cmd/dump-clusters -out ../testdata/clusters -versions '$(E2E_VERSIONS)'
