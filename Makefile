@@ -31,3 +31,4 @@ example: build
 
 # The e2e suite (real etcd and kube-apiservers) lives in its own module.
 -include e2e/e2e.mk
+-include e2e/oracle/oracle.mk

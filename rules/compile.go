@@ -368,16 +368,16 @@ func (f Fn) jq() string {
 	return "."
 }
 
-func jqString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
+func jqString(s string) string { return jqValue(s) }
 
-// jqValue renders a JSON value as a jq literal; JSON is valid jq.
+// jqValue renders a JSON value as a jq literal; JSON is valid jq. HTML
+// escaping stays off so that the program reads as written (-> not \u003e).
 func jqValue(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return "null"
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -115,8 +115,10 @@ func (d *Document) scalarPos(fld string, text string, offset int) Pos {
 	if !ok {
 		return p
 	}
-	if offset > len(text) {
-		offset = len(text)
+	// An error at the end (unexpected EOF) belongs after the last character,
+	// not on the line after a block scalar's final newline.
+	if trimmed := strings.TrimRight(text, "\n"); offset > len(trimmed) {
+		offset = len(trimmed)
 	}
 	before := text[:offset]
 	nl := strings.Count(before, "\n")
@@ -181,8 +183,7 @@ func Load(paths ...string) (*RuleSet, error) {
 		sort.Strings(found)
 		files = append(files, found...)
 	}
-	rs := &RuleSet{}
-	var errs ErrorList
+	var sources []Source
 	for _, f := range files {
 		var data []byte
 		var err error
@@ -194,7 +195,24 @@ func Load(paths ...string) (*RuleSet, error) {
 		if err != nil {
 			return nil, err
 		}
-		set, err := Parse(f, data)
+		sources = append(sources, Source{Name: f, Data: data})
+	}
+	return ParseAll(sources...)
+}
+
+// Source is the content of one rules file.
+type Source struct {
+	Name string
+	Data []byte
+}
+
+// ParseAll decodes and validates several rules files as one rule set,
+// reporting the problems of all of them together as an [ErrorList].
+func ParseAll(sources ...Source) (*RuleSet, error) {
+	rs := &RuleSet{}
+	var errs ErrorList
+	for _, src := range sources {
+		set, err := Parse(src.Name, src.Data)
 		var el ErrorList
 		if errors.As(err, &el) {
 			errs = append(errs, el...)
@@ -205,17 +223,38 @@ func Load(paths ...string) (*RuleSet, error) {
 			rs.Documents = append(rs.Documents, set.Documents...)
 		}
 	}
+	if len(rs.Documents) == 0 && len(errs) == 0 {
+		names := make([]string, len(sources))
+		for i, s := range sources {
+			names[i] = s.Name
+		}
+		return nil, fmt.Errorf("%s: no TransformationRules documents", strings.Join(names, ", "))
+	}
+	errs = mergeErrors(errs, rs.Validate())
 	if len(errs) > 0 {
-		errs.Sort()
-		return nil, errs
-	}
-	if len(rs.Documents) == 0 {
-		return nil, fmt.Errorf("%s: no TransformationRules documents", strings.Join(paths, ", "))
-	}
-	if errs := rs.Validate(); len(errs) > 0 {
 		return nil, errs
 	}
 	return rs, nil
+}
+
+// mergeErrors adds validation errors to decoding errors, leaving out those
+// about a field whose decoding already failed.
+func mergeErrors(decoding, validation ErrorList) ErrorList {
+	out := append(ErrorList(nil), decoding...)
+	for _, v := range validation {
+		dup := false
+		for _, d := range decoding {
+			if d.Pos.File == v.Pos.File && (v.Field.Field == d.Field.Field || strings.HasPrefix(v.Field.Field, d.Field.Field+".") || strings.HasPrefix(v.Field.Field, d.Field.Field+"[")) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	out.Sort()
+	return out
 }
 
 func isRulesFileName(p string) bool {
@@ -229,7 +268,8 @@ func isRulesFileName(p string) bool {
 // Parse decodes every YAML or JSON document in data strictly: unknown,
 // misspelled or duplicated fields and values of the wrong type are errors
 // that carry the file position and field path. It does not validate; see
-// [RuleSet.Validate] (which [Load] runs).
+// [RuleSet.Validate] (which [Load] runs). With decoding errors it still
+// returns what it decoded, so that validation can report more problems.
 func Parse(file string, data []byte) (*RuleSet, error) {
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -263,7 +303,7 @@ func Parse(file string, data []byte) (*RuleSet, error) {
 	}
 	if len(errs) > 0 {
 		errs.Sort()
-		return nil, errs
+		return rs, errs
 	}
 	return rs, nil
 }

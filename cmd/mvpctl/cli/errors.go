@@ -27,7 +27,7 @@ func (e *exitError) ExitCode() int { return e.code }
 // silentError is a failure whose details the command already printed.
 type silentError struct{ code int }
 
-func (e *silentError) Error() string  { return fmt.Sprintf("exit status %d", e.code) }
+func (e *silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 func (e *silentError) ExitCode() int { return e.code }
 
 // usageErrorf reports bad usage or unreadable input (exit 2).

@@ -55,6 +55,9 @@ func newRootCmd(name string) *cobra.Command {
 		return usageErrorf("%v\nSee '%s --help'.", err, c.CommandPath())
 	})
 	root.AddCommand(
+		newConvertCmd(),
+		newCompileCmd(),
+		newTestCmd(),
 		newVersionCmd(),
 	)
 	return root

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	json "github.com/goccy/go-json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// DecodeObject decodes one JSON object, keeping numbers exact as
+// json.Number (int64 fields such as metadata.generation must not pass
+// through float64). It uses goccy/go-json, which produces the same values as
+// encoding/json with UseNumber at about half the cost.
+func DecodeObject(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	if dec.More() {
+		return nil, errors.New("unexpected data after the JSON object")
+	}
+	return obj, nil
+}
+
+// EncodeObject encodes a converted object as compact JSON with sorted keys,
+// as encoding/json does.
+func EncodeObject(obj any) ([]byte, error) {
+	return json.Marshal(obj)
+}
+
+// Document is one object read from a manifest stream.
+type Document struct {
+	// Source names where it came from: file and document number.
+	Source string
+	Object map[string]any
+}
+
+// ReadDocuments reads every object of a stream of YAML documents (separated
+// by ---) or JSON values. Empty documents are skipped.
+func ReadDocuments(name string, r io.Reader) ([]Document, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	var docs []Document
+	for n := 1; ; n++ {
+		raw, err := reader.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", name, n, err)
+		}
+		src := fmt.Sprintf("%s: document %d", name, n)
+		trimmed := bytes.TrimSpace(raw)
+		if len(trimmed) == 0 || isOnlyComments(trimmed) {
+			continue
+		}
+		js := trimmed
+		if trimmed[0] != '{' && trimmed[0] != '[' {
+			if js, err = yaml.YAMLToJSON(raw); err != nil {
+				return nil, fmt.Errorf("%s: %w", src, err)
+			}
+		}
+		objs, err := decodeJSONStream(js)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", src, err)
+		}
+		for _, o := range objs {
+			docs = append(docs, Document{Source: src, Object: o})
+		}
+	}
+	return docs, nil
+}
+
+// decodeJSONStream decodes one or more concatenated JSON objects.
+func decodeJSONStream(js []byte) ([]map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var out []map[string]any
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch v := v.(type) {
+		case nil:
+		case map[string]any:
+			out = append(out, v)
+		default:
+			return nil, fmt.Errorf("expected an object, got %T", v)
+		}
+	}
+}
+
+func isOnlyComments(b []byte) bool {
+	for _, line := range strings.Split(string(b), "\n") {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteYAML writes objects as YAML documents separated by ---.
+func WriteYAML(w io.Writer, objs []map[string]any) error {
+	for i, o := range objs {
+		js, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		y, err := yaml.JSONToYAML(js)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(y); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes one object as indented JSON, or several as a v1 List, as
+// kubectl does.
+func WriteJSON(w io.Writer, objs []map[string]any) error {
+	var v any
+	switch len(objs) {
+	case 0:
+		return nil
+	case 1:
+		v = objs[0]
+	default:
+		items := make([]any, len(objs))
+		for i, o := range objs {
+			items[i] = o
+		}
+		v = map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{}, "items": items}
+	}
+	b, err := json.MarshalIndent(v, "", "    ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
