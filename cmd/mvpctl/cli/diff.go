@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mvpctl/mvpctl/schemadiff"
+)
+
+// diffOptions are the flags of mvpctl diff.
+type diffOptions struct {
+	// Group keeps one API group; empty means all ("core" for the core group).
+	Group string
+	// Kind keeps one kind; empty means all.
+	Kind string
+	// Output is text, json or markdown.
+	Output string
+	// AllVersions also reports still-served, non-preferred versions.
+	AllVersions bool
+}
+
+func newDiffCmd() *cobra.Command {
+	var opts diffOptions
+	cmd := &cobra.Command{
+		Use:   "diff OLD NEW",
+		Short: "Report API changes per kind and version between two OpenAPI dumps",
+		Long: `Compare two dumps of Kubernetes APIs and report, per kind, which
+group/versions were removed, added and kept, which version each removed
+version migrates to, and the field-level changes between the two schemas,
+including renamed and moved fields with a confidence.
+
+OLD and NEW are each one of: a /openapi/v2 swagger.json, an /openapi/v3
+document or a directory of them, CRD manifests (YAML or JSON), or
+cluster:CONTEXT to read /openapi/v3 through that kubeconfig context.`,
+		Example: `  mvpctl diff v1.21/swagger.json v1.22/swagger.json --group networking.k8s.io
+  mvpctl diff cluster:old cluster:new -o markdown`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDiff(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Group, "group", "", `only this API group ("core" for the core group)`)
+	cmd.Flags().StringVar(&opts.Kind, "kind", "", "only this kind")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text, json or markdown")
+	cmd.Flags().BoolVar(&opts.AllVersions, "all-versions", false, "also pair still-served versions that are not preferred with the preferred one")
+	return cmd
+}
+
+func runDiff(ctx context.Context, out io.Writer, oldSrc, newSrc string, opts diffOptions) error {
+	format, err := reportFormat(opts.Output)
+	if err != nil {
+		return err
+	}
+	report, err := loadAndDiff(ctx, oldSrc, newSrc, schemadiff.Options{Group: opts.Group, Kind: opts.Kind, AllVersions: opts.AllVersions})
+	if err != nil {
+		return err
+	}
+	return schemadiff.WriteReport(out, report, format)
+}
+
+func reportFormat(s string) (schemadiff.ReportFormat, error) {
+	for _, f := range schemadiff.ReportFormats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", usageErrorf("unknown output format %q: use text, json or markdown", s)
+}
+
+// loadAndDiff loads both dumps (input errors exit 2) and diffs them.
+func loadAndDiff(ctx context.Context, oldSrc, newSrc string, opts schemadiff.Options) (*schemadiff.Report, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	old, err := schemadiff.Load(ctx, oldSrc)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	nw, err := schemadiff.Load(ctx, newSrc)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	r := schemadiff.Diff(old, nw, opts)
+	if opts.Group != "" && len(r.Kinds.Kept)+len(r.Kinds.Deleted) == 0 {
+		return nil, usageErrorf("%s serves no kinds in group %q", oldSrc, opts.Group)
+	}
+	if opts.Kind != "" && len(r.Kinds.Kept)+len(r.Kinds.Deleted) == 0 {
+		return nil, usageErrorf("%s serves no kind %q%s", oldSrc, opts.Kind, groupSuffix(opts.Group))
+	}
+	return r, nil
+}
+
+func groupSuffix(g string) string {
+	if g == "" {
+		return ""
+	}
+	return fmt.Sprintf(" in group %q", g)
+}
