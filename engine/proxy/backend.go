@@ -1,0 +1,207 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/version"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
+)
+
+// Backend describes one kube-apiserver behind the proxy.
+type Backend struct {
+	// Name labels the backend in metrics, logs and /debug/capabilities.
+	// Empty means the host:port of URL.
+	Name string
+	// URL is the server's base URL, e.g. https://127.0.0.1:6443. A path other
+	// than / is not supported.
+	URL *url.URL
+	// TLS verifies the server (RootCAs, ServerName) and, when it holds
+	// Certificates, is the proxy's own client identity. Nil means the system
+	// roots and no client certificate.
+	TLS *tls.Config
+	// BearerToken is the proxy's own identity when it has no client
+	// certificate. Empty means none.
+	BearerToken string
+}
+
+// backend is a Backend at run time: its transports, its health and its
+// capabilities. state is replaced as a whole, so readers never lock.
+type backend struct {
+	name  string
+	url   *url.URL
+	token string
+
+	// identity presents the proxy's client certificate; plain presents none,
+	// so that a client's bearer token is what the server authenticates
+	// (kube-apiserver tries x509 before tokens).
+	identity *http.Transport
+	plain    *http.Transport
+
+	// outstanding counts short (not long-running) requests in flight; it
+	// balances load among equal candidates.
+	outstanding atomic.Int64
+	// longRunning counts watches, logs and upgraded connections in flight.
+	longRunning atomic.Int64
+
+	state atomic.Pointer[backendState]
+	// refresh asks the poller to read discovery again at its next probe.
+	refresh atomic.Bool
+	// wake asks the poller to probe now.
+	wake chan struct{}
+
+	mu    sync.Mutex // guards etags
+	etags map[string]cachedDoc
+}
+
+// backendState is one immutable snapshot of a backend's health and
+// capabilities.
+type backendState struct {
+	// ready: the last /readyz succeeded and the capabilities were read after
+	// the backend last became ready.
+	ready      bool
+	lastError  string
+	checked    time.Time
+	readySince time.Time
+
+	versionInfo *apimachineryversion.Info
+	version     *version.Version
+
+	caps *capabilities
+}
+
+type cachedDoc struct {
+	etag        string
+	body        []byte
+	contentType string
+}
+
+func newBackend(cfg Backend, maxIdle int) (*backend, error) {
+	if cfg.URL == nil || cfg.URL.Host == "" {
+		return nil, fmt.Errorf("backend %q: URL needs a scheme and host", cfg.Name)
+	}
+	if cfg.URL.Scheme != "https" && cfg.URL.Scheme != "http" {
+		return nil, fmt.Errorf("backend %s: scheme must be https or http", cfg.URL)
+	}
+	if p := cfg.URL.Path; p != "" && p != "/" {
+		return nil, fmt.Errorf("backend %s: a path prefix is not supported", cfg.URL)
+	}
+	u := &url.URL{Scheme: cfg.URL.Scheme, Host: cfg.URL.Host}
+	name := cfg.Name
+	if name == "" {
+		name = u.Host
+	}
+	var idTLS, plainTLS *tls.Config
+	if cfg.TLS != nil {
+		idTLS = cfg.TLS.Clone()
+		plainTLS = cfg.TLS.Clone()
+		plainTLS.Certificates = nil
+		plainTLS.GetClientCertificate = nil
+	} else {
+		idTLS, plainTLS = &tls.Config{}, &tls.Config{}
+	}
+	b := &backend{
+		name:     name,
+		url:      u,
+		token:    cfg.BearerToken,
+		identity: newTransport(idTLS, maxIdle),
+		plain:    newTransport(plainTLS, maxIdle),
+		wake:     make(chan struct{}, 1),
+		etags:    map[string]cachedDoc{},
+	}
+	b.state.Store(&backendState{lastError: "not probed yet"})
+	return b, nil
+}
+
+// newTransport is an HTTP/1.1 transport tuned for a proxy in front of one
+// server: HTTP/2 upstream serialises large responses on one connection (it
+// halves LIST throughput), compression is left to the client (otherwise Go
+// asks for gzip on the client's behalf and unzips it), and enough idle
+// connections are kept that a busy proxy does not dial per request.
+func newTransport(tlsConfig *tls.Config, maxIdle int) *http.Transport {
+	tlsConfig.NextProtos = []string{"http/1.1"}
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ForceAttemptHTTP2:     false,
+		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
+		DisableCompression:    true,
+		MaxIdleConns:          maxIdle,
+		MaxIdleConnsPerHost:   maxIdle,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ReadBufferSize:        32 << 10,
+		WriteBufferSize:       32 << 10,
+	}
+}
+
+func (b *backend) snapshot() *backendState { return b.state.Load() }
+
+// kick asks the poller to probe the backend now, without waiting.
+func (b *backend) kick() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// markDown takes the backend out of rotation after a failed connection; the
+// poller puts it back once /readyz succeeds and discovery was read again.
+func (b *backend) markDown(reason string) {
+	for {
+		old := b.state.Load()
+		if !old.ready {
+			return
+		}
+		next := *old
+		next.ready = false
+		next.lastError = reason
+		if b.state.CompareAndSwap(old, &next) {
+			b.kick()
+			return
+		}
+	}
+}
+
+// roundTripper returns the transport for a request: with the proxy's
+// identity or without any client credentials.
+func (b *backend) roundTripper(withIdentity bool) http.RoundTripper {
+	if withIdentity {
+		return b.identity
+	}
+	return b.plain
+}
+
+// get performs a GET with the proxy's identity.
+func (b *backend) get(ctx context.Context, path, accept string, hdr map[string]string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.url.String()+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("User-Agent", "mvpctl-proxy")
+	if b.token != "" {
+		req.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.identity.RoundTrip(req)
+}
+
+func (b *backend) close() {
+	b.identity.CloseIdleConnections()
+	b.plain.CloseIdleConnections()
+}

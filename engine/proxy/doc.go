@@ -1,0 +1,46 @@
+// Package proxy is the core of `mvpctl proxy`: an HTTP(S) server in front of
+// several kube-apiservers of possibly different versions that presents them
+// to clients as one cluster whose capabilities are the sum of its servers'.
+//
+// # Capability map
+//
+// Each backend's /version, aggregated discovery (apidiscovery.k8s.io/v2,
+// profile=nopeer, falling back to legacy discovery) and /readyz are polled in
+// the background. A backend that refuses a connection is taken out of
+// rotation at once; one that becomes ready again is only used after its
+// capabilities have been read again, because a restarted server may be a
+// different version. Requests never wait for a refresh.
+//
+// # Routing
+//
+// Requests are parsed with k8s.io/apiserver's RequestInfoFactory. A resource
+// request goes only to a ready backend whose discovery lists its
+// group/version/resource; apiRoutingRules order the candidates, and among
+// equals the one with the fewest outstanding short requests wins. A request
+// that cannot have reached a backend (the connection failed before its
+// headers were written) is sent to the next candidate, whatever its verb.
+// When no ready backend serves a group/version/resource that some backend
+// served, the answer is 503 with a metav1.Status and Retry-After, never a 404:
+// a false 404 makes the garbage collector and namespace deletion act on
+// objects that exist (KEP-4020).
+//
+// # Pass-through
+//
+// Everything the proxy need not touch goes through httputil.ReverseProxy
+// unchanged: protobuf and CBOR bodies, chunked lists, watch streams flushed
+// per event, and HTTP/1.1 upgrades (exec, attach, port-forward over SPDY and
+// WebSocket). Upstream connections are HTTP/1.1 with compression left to the
+// client, which is both faster for large lists and byte-faithful.
+//
+// # Discovery
+//
+// /api, /apis, /apis/<group> and /apis/<group>/<version> (legacy and
+// aggregated) and /openapi/v2 and /openapi/v3 are answered by the proxy as the
+// union of the backends' documents.
+//
+// # Version emulation
+//
+// A request for a group/version/resource that no backend has ever served is
+// offered to an [Emulator] first; the converter that rewrites it to a served
+// version and converts the bodies plugs in there.
+package proxy

@@ -1,0 +1,135 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// poll keeps one backend's health and capabilities current until ctx ends.
+func (p *Proxy) poll(ctx context.Context, b *backend) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-b.wake:
+			// Several failed requests wake the poller at once; one probe
+			// answers them all.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		p.probe(ctx, b)
+		next := p.opts.HealthInterval
+		if !b.snapshot().ready {
+			next /= 4
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(next)
+	}
+}
+
+// probe checks /readyz and /version and reads discovery when the backend
+// just became ready, changed version, was asked to, or its map is older than
+// the refresh interval. A backend becomes ready only with fresh
+// capabilities: a restarted server may be another version.
+func (p *Proxy) probe(ctx context.Context, b *backend) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	old := b.snapshot()
+	next := *old
+	next.checked = time.Now()
+
+	if err := b.readyz(ctx); err != nil {
+		next.ready = false
+		next.lastError = err.Error()
+		p.publish(b, old, &next)
+		return
+	}
+	info, v, err := b.fetchVersion(ctx)
+	if err != nil {
+		next.ready = false
+		next.lastError = err.Error()
+		p.publish(b, old, &next)
+		return
+	}
+	versionChanged := old.versionInfo == nil || old.versionInfo.GitVersion != info.GitVersion
+	next.versionInfo, next.version = info, v
+	refresh := b.refresh.Swap(false)
+	if !old.ready || versionChanged || refresh || old.caps == nil || time.Since(old.caps.fetched) >= p.opts.RefreshInterval {
+		caps, err := b.fetchCapabilities(ctx)
+		if err != nil {
+			if !old.ready || versionChanged {
+				next.ready = false
+				next.lastError = "reading discovery: " + err.Error()
+				p.publish(b, old, &next)
+				return
+			}
+			// A ready backend whose refresh failed keeps its last map.
+			p.log.Warn("discovery refresh failed", "backend", b.name, "error", err)
+			b.refresh.Store(refresh)
+		} else {
+			next.caps = caps
+		}
+	}
+	if !old.ready {
+		next.readySince = time.Now()
+	}
+	next.ready = true
+	next.lastError = ""
+	p.publish(b, old, &next)
+}
+
+// publish stores the new state unless a request marked the backend down in
+// the meantime, in which case the next probe decides.
+func (p *Proxy) publish(b *backend, old, next *backendState) {
+	if !b.state.CompareAndSwap(old, next) {
+		cur := b.snapshot()
+		merged := *next
+		merged.ready = false
+		merged.lastError = cur.lastError
+		if !b.state.CompareAndSwap(cur, &merged) {
+			return
+		}
+		next = &merged
+	}
+	if old.ready != next.ready {
+		ver := ""
+		if next.versionInfo != nil {
+			ver = next.versionInfo.GitVersion
+		}
+		if next.ready {
+			p.log.Info("backend ready", "backend", b.name, "version", ver, "aggregatedDiscovery", next.caps != nil && next.caps.aggregated)
+		} else {
+			p.log.Info("backend not ready", "backend", b.name, "version", ver, "reason", next.lastError)
+		}
+	}
+	if next.caps != old.caps {
+		p.disc.invalidate()
+	}
+}
+
+func (b *backend) readyz(ctx context.Context) error {
+	resp, err := b.get(ctx, "/readyz", "", nil)
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/readyz: HTTP %d: %s", resp.StatusCode, truncate(body, 300))
+	}
+	return nil
+}

@@ -1,0 +1,456 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/mvpctl/mvpctl/rules"
+)
+
+// DefaultMaxRequestBodyBytes is kube-apiserver's own limit on request bodies.
+const DefaultMaxRequestBodyBytes = 3 << 20
+
+// replayLimit bounds the request bodies kept in memory so that a request can
+// be sent again when its first backend closed the connection before reading
+// it. API objects are far smaller; larger bodies stream and are retried only
+// when no byte was read.
+const replayLimit = 1 << 20
+
+// Options configures a [Proxy].
+type Options struct {
+	// Backends are the kube-apiservers. At least one is required.
+	Backends []Backend
+	// RoutingRules order the candidates for a request (apiRoutingRules).
+	RoutingRules []rules.RoutingRule
+	// RefreshInterval is how often each backend's discovery is read again.
+	// Zero means 30s. Discovery is also read when a backend becomes ready, when
+	// its version changes and when it answers 404 for a resource it listed.
+	RefreshInterval time.Duration
+	// HealthInterval is how often /readyz and /version of a ready backend are
+	// polled; a backend that is not ready is polled four times as often. Zero
+	// means 1s.
+	HealthInterval time.Duration
+	// MaxRequestBodyBytes limits request bodies (413 beyond). Zero means 3 MiB.
+	MaxRequestBodyBytes int64
+	// RetryAfterSeconds is the Retry-After of a 503. Zero means 1.
+	RetryAfterSeconds int
+	// MaxIdleConnsPerBackend is the upstream connection pool size. Zero means 256.
+	MaxIdleConnsPerBackend int
+	// ImpersonateClientCerts forwards a request authenticated by a verified
+	// client certificate with the proxy's own identity and Impersonate-User /
+	// Impersonate-Group from the certificate. The server verifying the
+	// certificate (see [Serve]) must request them.
+	ImpersonateClientCerts bool
+	// Logger receives one line per routing decision at debug level. Nil
+	// means no logging.
+	Logger *slog.Logger
+	// Registry receives the proxy's metrics. Nil means a private registry,
+	// still served by [Proxy.MetricsHandler].
+	Registry *prometheus.Registry
+	// Emulator is offered requests for a group/version/resource that no
+	// backend has ever served. Nil means such requests go to any ready backend
+	// (which answers 404 unless discovery is behind, e.g. for a new CRD).
+	Emulator Emulator
+}
+
+// Emulator serves requests for a version no backend serves, by converting to
+// one that a backend does serve (the version-emulation feature plugs in here).
+// It typically rewrites the request to a served version, passes it back to
+// [Proxy.ServeHTTP] and converts the response on the way out.
+type Emulator interface {
+	// Emulate reports false, having written nothing, when it cannot serve the
+	// request.
+	Emulate(w http.ResponseWriter, r *http.Request, info *request.RequestInfo) bool
+}
+
+// Proxy routes Kubernetes API requests to the kube-apiservers that serve
+// them. It is an http.Handler; [Proxy.Run] keeps its capability map fresh.
+type Proxy struct {
+	opts     Options
+	log      *slog.Logger
+	backends []*backend
+	rules    []compiledRule
+	infos    *request.RequestInfoFactory
+	rp       *httputil.ReverseProxy
+	metrics  *metrics
+	rr       atomic.Uint64
+	started  time.Time
+
+	disc discoveryCache
+	runOnce sync.Once
+}
+
+type compiledRule struct {
+	rule    rules.RoutingRule
+	pattern VersionPattern
+}
+
+// New validates opts and builds a proxy. It does not contact the backends;
+// call [Proxy.Run] (all backends start as not ready).
+func New(opts Options) (*Proxy, error) {
+	if len(opts.Backends) == 0 {
+		return nil, fmt.Errorf("no backends")
+	}
+	if opts.RefreshInterval <= 0 {
+		opts.RefreshInterval = 30 * time.Second
+	}
+	if opts.HealthInterval <= 0 {
+		opts.HealthInterval = time.Second
+	}
+	if opts.MaxRequestBodyBytes <= 0 {
+		opts.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if opts.RetryAfterSeconds <= 0 {
+		opts.RetryAfterSeconds = 1
+	}
+	if opts.MaxIdleConnsPerBackend <= 0 {
+		opts.MaxIdleConnsPerBackend = 256
+	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Proxy{
+		opts: opts,
+		log:  log,
+		infos: &request.RequestInfoFactory{
+			APIPrefixes:          sets.NewString("api", "apis"),
+			GrouplessAPIPrefixes: sets.NewString("api"),
+		},
+		started: time.Now(),
+	}
+	names := map[string]bool{}
+	for _, cfg := range opts.Backends {
+		b, err := newBackend(cfg, opts.MaxIdleConnsPerBackend)
+		if err != nil {
+			return nil, err
+		}
+		if names[b.name] {
+			return nil, fmt.Errorf("backend name %q used twice", b.name)
+		}
+		names[b.name] = true
+		p.backends = append(p.backends, b)
+	}
+	for i, r := range opts.RoutingRules {
+		pat, err := ParseVersionPattern(r.PreferAPIServerVersion)
+		if err != nil {
+			return nil, fmt.Errorf("apiRoutingRules[%d].preferApiServerVersion: %w", i, err)
+		}
+		p.rules = append(p.rules, compiledRule{rule: r, pattern: pat})
+	}
+	m, err := newMetrics(opts.Registry, p)
+	if err != nil {
+		return nil, err
+	}
+	p.metrics = m
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      &routingTransport{p: p},
+		FlushInterval:  -1,
+		ErrorHandler:   p.errorHandler,
+		ModifyResponse: p.modifyResponse,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BufferPool:     bufferPool{},
+	}
+	return p, nil
+}
+
+// Run polls the backends until ctx ends. It returns at once; use
+// [Proxy.WaitReady] to wait for the first capability map.
+func (p *Proxy) Run(ctx context.Context) {
+	p.runOnce.Do(func() {
+		for _, b := range p.backends {
+			go p.poll(ctx, b)
+		}
+		go func() {
+			<-ctx.Done()
+			for _, b := range p.backends {
+				b.close()
+			}
+		}()
+	})
+}
+
+// WaitReady waits until at least one backend is ready, or ctx ends.
+func (p *Proxy) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		for _, b := range p.backends {
+			if b.snapshot().ready {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no backend became ready: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Serves reports whether a ready backend serves the group/version/resource
+// (resource may be "pods/log"). An [Emulator] uses it to pick a target version.
+func (p *Proxy) Serves(group, version, resource string) bool {
+	k := gvr{group, version, resource}
+	for _, b := range p.backends {
+		if st := b.snapshot(); st.ready && st.caps.serves(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// routeKey is the context key of a request's *route.
+type routeKey struct{}
+
+// route is what the handler decided for one request, shared with the
+// transport and the response hooks through the request context.
+type route struct {
+	info        *request.RequestInfo
+	key         gvr
+	candidates  []*backend
+	identity    bool // send with the proxy's credentials
+	longRunning bool
+	decision    string
+
+	start    time.Time
+	sent     time.Time // first upstream attempt began
+	received time.Time // response headers arrived
+	status   int       // the backend's status code
+	body     *trackedBody // a streamed request body
+	backend  *backend  // the backend that answered (or failed last)
+	attempts int
+	err      error
+}
+
+func routeFrom(ctx context.Context) *route {
+	rt, _ := ctx.Value(routeKey{}).(*route)
+	return rt
+}
+
+// Routing decisions, the "decision" label of the request metrics.
+const (
+	decisionLocal       = "local"       // every ready backend could have served it
+	decisionRerouted    = "rerouted"    // capabilities or rules narrowed the candidates
+	decisionRetried     = "retried"     // a first backend could not be reached; sent to another
+	decisionUnavailable = "unavailable" // 503: no ready backend serves it
+	decisionProxy       = "proxy"       // answered by the proxy itself (discovery, errors)
+	decisionEmulated    = "emulated"    // handed to the Emulator
+)
+
+// ServeHTTP routes one request.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &recorder{ResponseWriter: w}
+	rt := &route{start: time.Now(), decision: decisionLocal}
+	defer func() { p.observe(rec, r, rt) }()
+	w = rec
+
+	if r.Method == http.MethodConnect {
+		rt.decision = decisionProxy
+		writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "CONNECT is not supported: this is a Kubernetes API proxy, not a forward proxy", 0)
+		return
+	}
+	if r.ContentLength > p.opts.MaxRequestBodyBytes {
+		rt.decision = decisionProxy
+		writeStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+			fmt.Sprintf("the request body is %d bytes, larger than the limit of %d", r.ContentLength, p.opts.MaxRequestBodyBytes), 0)
+		return
+	}
+	info, err := p.infos.NewRequestInfo(r)
+	if err != nil {
+		rt.decision = decisionProxy
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error(), 0)
+		return
+	}
+	rt.info = info
+	if p.serveDiscovery(w, r, info) {
+		rt.decision = decisionProxy
+		return
+	}
+	identity, ok := p.authenticate(w, r)
+	if !ok {
+		rt.decision = decisionProxy
+		return
+	}
+	rt.identity = identity
+	rt.longRunning = isLongRunning(r, info)
+
+	if info.IsResourceRequest {
+		rt.key = gvr{info.APIGroup, info.APIVersion, info.Resource}
+		if info.Subresource != "" {
+			rt.key.resource += "/" + info.Subresource
+		}
+	}
+	cands, decision, known := p.candidates(rt.key, info, r)
+	rt.candidates, rt.decision = cands, decision
+	if len(cands) == 0 {
+		if info.IsResourceRequest && !known && p.opts.Emulator != nil && p.opts.Emulator.Emulate(w, r, info) {
+			rt.decision = decisionEmulated
+			return
+		}
+		rt.decision = decisionUnavailable
+		msg := "no kube-apiserver is ready"
+		if info.IsResourceRequest && known {
+			msg = fmt.Sprintf("no ready kube-apiserver serves %s at the moment; it is served by a server that is not ready", rt.key)
+		}
+		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
+		return
+	}
+
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, r.Body, p.opts.MaxRequestBodyBytes)
+		if err := prepareReplay(r, rt); err != nil {
+			rt.decision = decisionProxy
+			p.writeBodyError(w, err)
+			return
+		}
+	}
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
+}
+
+// prepareReplay makes the request body readable again for a second attempt:
+// bodies up to replayLimit are read into memory first (which also turns a
+// chunked body over the size limit into a 413 before anything is sent);
+// larger ones stream, wrapped so that an attempt that read nothing can be
+// repeated.
+func prepareReplay(r *http.Request, rt *route) error {
+	if r.ContentLength <= replayLimit {
+		buf, err := io.ReadAll(io.LimitReader(r.Body, replayLimit+1))
+		if err != nil {
+			return err
+		}
+		if len(buf) <= replayLimit {
+			r.ContentLength = int64(len(buf))
+			r.Body = io.NopCloser(bytes.NewReader(buf))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
+			return nil
+		}
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
+	}
+	rt.body = &trackedBody{rc: r.Body}
+	rt.body.read.Store(r.ContentLength < 0) // part of it was read above
+	r.Body = rt.body
+	return nil
+}
+
+// trackedBody remembers whether it was read. Close is a no-op: the server
+// closes the request body when the handler returns, and a transport that
+// failed before reading must not close it under a retry.
+type trackedBody struct {
+	rc   io.ReadCloser
+	read atomic.Bool
+}
+
+func (t *trackedBody) Read(p []byte) (int, error) {
+	t.read.Store(true)
+	return t.rc.Read(p)
+}
+
+func (t *trackedBody) Close() error { return nil }
+
+func (p *Proxy) writeBodyError(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	if asMaxBytes(err, &mbe) {
+		writeStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+			fmt.Sprintf("the request body is larger than the limit of %d bytes", mbe.Limit), 0)
+		return
+	}
+	writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "reading the request body: "+err.Error(), 0)
+}
+
+// isLongRunning tells requests that stay open (watches, streaming logs,
+// upgraded connections, proxied traffic) from short ones, which alone count
+// towards least-outstanding balancing.
+func isLongRunning(r *http.Request, info *request.RequestInfo) bool {
+	if r.Header.Get("Upgrade") != "" {
+		return true
+	}
+	if !info.IsResourceRequest {
+		return strings.HasPrefix(info.Path, "/logs")
+	}
+	switch info.Verb {
+	case "watch", "proxy":
+		return true
+	}
+	switch info.Subresource {
+	case "exec", "attach", "portforward", "proxy":
+		return true
+	case "log":
+		return r.URL.Query().Get("follow") == "true"
+	}
+	return false
+}
+
+// rewrite points the outgoing request at the first candidate; the transport
+// moves it to another one when it retries.
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	rt := routeFrom(pr.In.Context())
+	pr.SetURL(rt.candidates[0].url)
+	pr.SetXForwarded()
+	pr.Out.Host = ""
+}
+
+// recorder captures the status code and when the response headers were
+// written, for metrics. Unwrap lets http.ResponseController reach the
+// connection for flushing and hijacking (upgrades).
+type recorder struct {
+	http.ResponseWriter
+	code    int
+	written time.Time
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.code == 0 || r.code == http.StatusSwitchingProtocols {
+		r.code = code
+		r.written = time.Now()
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+		r.written = time.Now()
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Flush() {
+	if r.code == 0 {
+		r.code = http.StatusOK
+		r.written = time.Now()
+	}
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+type bufferPool struct{}
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (bufferPool) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }

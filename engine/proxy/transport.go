@@ -1,0 +1,307 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// routingTransport sends a request to the candidates of its route in turn:
+// the next one is tried only when the request cannot have reached the
+// previous (nothing was written), or when the previous answered "404 page
+// not found" for a resource it had listed (it did not serve the request, so
+// nothing happened) and the body can be sent again.
+type routingTransport struct{ p *Proxy }
+
+func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rt := routeFrom(req.Context())
+	rt.sent = time.Now()
+	var lastErr error
+	for i, b := range rt.candidates {
+		out := req
+		if i > 0 {
+			var ok bool
+			if out, ok = replay(req); !ok {
+				break
+			}
+		}
+		out.URL.Scheme, out.URL.Host = b.url.Scheme, b.url.Host
+		if rt.identity && b.token != "" {
+			out.Header.Set("Authorization", "Bearer "+b.token)
+		}
+		var wrote atomic.Bool
+		trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(true) }}
+		out = out.WithContext(httptrace.WithClientTrace(out.Context(), trace))
+
+		rt.backend = b
+		rt.attempts++
+		counter := &b.outstanding
+		if rt.longRunning {
+			counter = &b.longRunning
+		}
+		counter.Add(1)
+		resp, err := b.roundTripper(rt.identity).RoundTrip(out)
+		if err != nil {
+			counter.Add(-1)
+			lastErr = err
+			if req.Context().Err() != nil {
+				return nil, err
+			}
+			notSent := !wrote.Load()
+			if notSent {
+				b.markDown(err.Error())
+			}
+			if (notSent || safeToRepeat(req)) && i+1 < len(rt.candidates) {
+				rt.decision = decisionRetried
+				t.p.log.Debug("retrying on another backend", "backend", b.name, "path", req.URL.Path, "error", err)
+				continue
+			}
+			return nil, &upstreamError{backend: b.name, err: err, notSent: notSent}
+		}
+		if resp.StatusCode == http.StatusNotFound && rt.info.IsResourceRequest && isRouteNotFound(resp) {
+			// The server does not serve the resource after all: its discovery
+			// changed since it was read.
+			b.requestRefresh()
+			if i+1 < len(rt.candidates) && replayable(req) {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+				resp.Body.Close()
+				counter.Add(-1)
+				rt.decision = decisionRetried
+				continue
+			}
+		}
+		rt.received = time.Now()
+		rt.status = resp.StatusCode
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
+				resp.Body = &countedConn{ReadWriteCloser: rwc, counter: counter}
+				return resp, nil
+			}
+		}
+		resp.Body = &countedBody{rc: resp.Body, counter: counter}
+		return resp, nil
+	}
+	if lastErr == nil {
+		lastErr = errors.New("no backend could take the request")
+	}
+	return nil, &upstreamError{backend: rt.backend.name, err: lastErr, notSent: true}
+}
+
+// safeToRepeat: a read (GET/HEAD, not an upgrade) may be sent again even when
+// the connection broke after it was written.
+func safeToRepeat(req *http.Request) bool {
+	return (req.Method == http.MethodGet || req.Method == http.MethodHead) && req.Header.Get("Upgrade") == ""
+}
+
+func replayable(req *http.Request) bool {
+	if req.Body == nil || req.Body == http.NoBody || req.GetBody != nil {
+		return true
+	}
+	rt := routeFrom(req.Context())
+	return rt != nil && rt.body != nil && !rt.body.read.Load()
+}
+
+// replay clones req for another attempt with a fresh body.
+func replay(req *http.Request) (*http.Request, bool) {
+	if !replayable(req) {
+		return nil, false
+	}
+	out := req.Clone(req.Context())
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, false
+		}
+		out.Body = body
+	} else if rt := routeFrom(req.Context()); rt != nil && rt.body != nil {
+		// ReverseProxy's wrapper of the body refuses reads once the failed
+		// attempt closed it; the tracked body itself ignores Close.
+		out.Body = rt.body
+	}
+	return out, true
+}
+
+// isRouteNotFound tells the apiserver's "404 page not found" for a path it
+// has no handler for from a Status 404 for a missing object.
+func isRouteNotFound(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/plain"
+}
+
+// upstreamError is a request that no backend answered.
+type upstreamError struct {
+	backend string
+	err     error
+	notSent bool
+}
+
+func (e *upstreamError) Error() string {
+	return fmt.Sprintf("backend %s: %v", e.backend, e.err)
+}
+
+func (e *upstreamError) Unwrap() error { return e.err }
+
+func asMaxBytes(err error, target **http.MaxBytesError) bool { return errors.As(err, target) }
+
+// errorHandler answers for a request that got no response: 413 for a body
+// over the limit, 503 with Retry-After when the request was never sent (the
+// client may repeat it safely), 502 when a connection broke after the request
+// was written (it may or may not have been applied).
+func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	rt := routeFrom(r.Context())
+	var mbe *http.MaxBytesError
+	switch {
+	case asMaxBytes(err, &mbe):
+		p.writeBodyError(w, err)
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away; nobody reads the answer.
+		rt.err = err
+		w.WriteHeader(499)
+	default:
+		rt.err = err
+		var ue *upstreamError
+		if errors.As(err, &ue) && ue.notSent {
+			rt.decision = decisionUnavailable
+			writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
+				"no kube-apiserver could be reached: "+err.Error(), p.opts.RetryAfterSeconds)
+			return
+		}
+		p.log.Warn("upstream request failed", "path", r.URL.Path, "error", err)
+		writeStatus(w, http.StatusBadGateway, metav1.StatusReasonInternalError,
+			"the connection to the kube-apiserver broke after the request was sent: "+err.Error(), 0)
+	}
+}
+
+// modifyResponse keeps watch streams whole: when the backend goes away in
+// the middle of a watch, the client sees the stream end cleanly after the
+// last complete event (and watches again) instead of a broken stream.
+func (p *Proxy) modifyResponse(resp *http.Response) error {
+	rt := routeFrom(resp.Request.Context())
+	if rt == nil || rt.info == nil || rt.info.Verb != "watch" || resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	var split func([]byte) int
+	switch {
+	case mt == "application/json":
+		split = splitLines
+	case mt == "application/vnd.kubernetes.protobuf" && params["stream"] == "watch":
+		split = splitLengthPrefixed
+	default:
+		split = func(b []byte) int { return len(b) }
+	}
+	resp.Body = &eventBody{rc: resp.Body, split: split}
+	return nil
+}
+
+// countedBody decrements an outstanding-request counter once, when the
+// response body is closed.
+type countedBody struct {
+	rc      io.ReadCloser
+	counter *atomic.Int64
+	done    atomic.Bool
+}
+
+func (c *countedBody) Read(p []byte) (int, error) { return c.rc.Read(p) }
+
+func (c *countedBody) Close() error {
+	if c.done.CompareAndSwap(false, true) {
+		c.counter.Add(-1)
+	}
+	return c.rc.Close()
+}
+
+// countedConn is countedBody for an upgraded connection, which must stay an
+// io.ReadWriteCloser for httputil.ReverseProxy to splice it.
+type countedConn struct {
+	io.ReadWriteCloser
+	counter *atomic.Int64
+	done    atomic.Bool
+}
+
+func (c *countedConn) Close() error {
+	if c.done.CompareAndSwap(false, true) {
+		c.counter.Add(-1)
+	}
+	return c.ReadWriteCloser.Close()
+}
+
+// maxHeldFrame bounds how much of one event is held back waiting for its end;
+// beyond it bytes pass through as they come.
+const maxHeldFrame = 32 << 20
+
+// eventBody passes a watch stream through whole events at a time (as the
+// server sent them, so nothing is delayed) and ends it with io.EOF, dropping
+// an incomplete last event, when the backend's stream breaks.
+type eventBody struct {
+	rc    io.ReadCloser
+	split func([]byte) int // length of the complete events at the start
+	buf   []byte
+	ready int
+	err   error
+}
+
+func (e *eventBody) Read(p []byte) (int, error) {
+	for e.ready == 0 {
+		if e.err != nil {
+			return 0, e.err
+		}
+		if len(e.buf) == cap(e.buf) {
+			if cap(e.buf) >= maxHeldFrame {
+				e.ready = len(e.buf)
+				break
+			}
+			nb := make([]byte, len(e.buf), max(2*cap(e.buf), 32<<10))
+			copy(nb, e.buf)
+			e.buf = nb
+		}
+		n, err := e.rc.Read(e.buf[len(e.buf):cap(e.buf)])
+		e.buf = e.buf[:len(e.buf)+n]
+		e.ready = e.split(e.buf)
+		if err != nil {
+			// A clean end and a broken connection both end the watch
+			// cleanly; the client resumes from the last event it saw.
+			e.err = io.EOF
+		}
+	}
+	n := copy(p, e.buf[:e.ready])
+	e.buf = e.buf[:copy(e.buf, e.buf[n:])]
+	e.ready -= n
+	return n, nil
+}
+
+func (e *eventBody) Close() error { return e.rc.Close() }
+
+// splitLines: JSON watch events each end with a newline.
+func splitLines(b []byte) int { return bytes.LastIndexByte(b, '\n') + 1 }
+
+// splitLengthPrefixed: protobuf watch events are framed by a 4-byte
+// big-endian length.
+func splitLengthPrefixed(b []byte) int {
+	n := 0
+	for len(b)-n >= 4 {
+		l := int(binary.BigEndian.Uint32(b[n:]))
+		if len(b)-n-4 < l {
+			break
+		}
+		n += 4 + l
+	}
+	return n
+}
+
+// requestRefresh asks the poller to read the backend's discovery again.
+func (b *backend) requestRefresh() {
+	b.refresh.Store(true)
+	b.kick()
+}
+
