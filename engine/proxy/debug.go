@@ -18,7 +18,7 @@ type BackendStatus struct {
 	// CapabilityAge is the age of the capability map in seconds.
 	CapabilityAge float64 `json:"capabilityAgeSeconds,omitempty"`
 	// AggregatedDiscovery is false when the map came from legacy discovery.
-	AggregatedDiscovery bool `json:"aggregatedDiscovery"`
+	AggregatedDiscovery bool  `json:"aggregatedDiscovery"`
 	Outstanding         int64 `json:"outstanding"`
 	LongRunning         int64 `json:"longRunning"`
 	// Serves lists group/version/resource (subresources included).

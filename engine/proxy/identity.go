@@ -201,4 +201,3 @@ func (p *Proxy) subjectAccessReview(ctx context.Context, user string, groups []s
 	}
 	return false, "", lastErr
 }
-

@@ -90,7 +90,7 @@ type Proxy struct {
 	rr       atomic.Uint64
 	started  time.Time
 
-	disc discoveryCache
+	disc    discoveryCache
 	runOnce sync.Once
 }
 
@@ -232,11 +232,11 @@ type route struct {
 	decision    string
 
 	start    time.Time
-	sent     time.Time // first upstream attempt began
-	received time.Time // response headers arrived
-	status   int       // the backend's status code
+	sent     time.Time    // first upstream attempt began
+	received time.Time    // response headers arrived
+	status   int          // the backend's status code
 	body     *trackedBody // a streamed request body
-	backend  *backend  // the backend that answered (or failed last)
+	backend  *backend     // the backend that answered (or failed last)
 	attempts int
 	err      error
 }

@@ -443,4 +443,3 @@ func counterValue(t *testing.T, p *Proxy, label, value string) float64 {
 	}
 	return sum
 }
-

@@ -304,4 +304,3 @@ func (b *backend) requestRefresh() {
 	b.refresh.Store(true)
 	b.kick()
 }
-

@@ -58,6 +58,7 @@ func newRootCmd(name string) *cobra.Command {
 		newConvertCmd(),
 		newCompileCmd(),
 		newTestCmd(),
+		newProxyCmd(),
 		newVersionCmd(),
 	)
 	return root

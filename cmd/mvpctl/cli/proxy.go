@@ -1,0 +1,313 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/mvpctl/mvpctl/engine/proxy"
+	"github.com/mvpctl/mvpctl/rules"
+)
+
+type proxyOptions struct {
+	Listen   string   // the proxy's address
+	Backends []string // kube-apiserver URLs; empty: the kubeconfig's server
+	Rules    []string // TransformationRules files or directories (apiRoutingRules)
+
+	Kubeconfig string // credentials and CA for the backends
+	Context    string // kubeconfig context; empty: current
+
+	BackendCA  string // CA file for the backends (overrides the kubeconfig's)
+	ClientCert string // the proxy's own client certificate for the backends
+	ClientKey  string
+	Token      string // the proxy's own bearer token for the backends
+	Insecure   bool   // skip verifying the backends' certificates
+
+	TLSCertFile     string // serving certificate; empty: self-signed for loopback
+	TLSKeyFile      string
+	ClientCAFile    string // verifies client certificates, turned into impersonation
+	WriteKubeconfig string // path of a kubeconfig for clients of the proxy
+
+	MetricsListen     string // /metrics and /debug/capabilities; empty: off
+	LogFormat         string // text or json
+	LogLevel          string // debug, info, warn, error
+	RefreshInterval   time.Duration
+	HealthInterval    time.Duration
+	ReadHeaderTimeout time.Duration
+	MaxBodyBytes      int64
+}
+
+func newProxyCmd() *cobra.Command {
+	opts := proxyOptions{Listen: "127.0.0.1:6443", LogFormat: "text", LogLevel: "info"}
+	cmd := &cobra.Command{
+		Use:   "proxy --backend URL... [--kubeconfig FILE] [--rules RULES]",
+		Short: "Serve several kube-apiservers of different versions as one cluster",
+		Long: `Serve several kube-apiservers of different versions as one cluster.
+
+Each request goes to a ready server that serves its group, version and
+resource (apiRoutingRules in --rules order the candidates); discovery and
+OpenAPI are the union of the servers'. A request that could not reach a
+server is sent to another one; when no ready server serves a resource that
+one of them served, the answer is 503 with Retry-After, never 404.
+
+The backends' CA and the proxy's own credentials come from --kubeconfig (or
+the flags). Clients' bearer tokens pass through unchanged; client
+certificates verified with --client-ca-file become impersonation of their
+user and groups, which the proxy's own identity must be allowed.`,
+		Example: `  mvpctl proxy --kubeconfig admin.kubeconfig \
+    --backend https://127.0.0.1:6441 --backend https://127.0.0.1:6442 \
+    --rules routing.yaml --write-kubeconfig proxy.kubeconfig --metrics-listen 127.0.0.1:9464
+  kubectl --kubeconfig proxy.kubeconfig api-resources`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runProxy(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Listen, "listen", opts.Listen, "address to serve the Kubernetes API on")
+	f.StringArrayVar(&opts.Backends, "backend", nil, "kube-apiserver URL (repeatable); default: the kubeconfig's server")
+	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory whose apiRoutingRules order the servers (repeatable)")
+	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "kubeconfig with the backends' CA and the proxy's credentials")
+	f.StringVar(&opts.Context, "context", "", "kubeconfig context; default: the current one")
+	f.StringVar(&opts.BackendCA, "backend-ca", "", "CA file that verifies the backends")
+	f.StringVar(&opts.ClientCert, "client-certificate", "", "the proxy's client certificate for the backends")
+	f.StringVar(&opts.ClientKey, "client-key", "", "the key of --client-certificate")
+	f.StringVar(&opts.Token, "token", "", "the proxy's bearer token for the backends")
+	f.BoolVar(&opts.Insecure, "insecure-skip-tls-verify", false, "do not verify the backends' certificates (tests only)")
+	f.StringVar(&opts.TLSCertFile, "tls-cert-file", "", "serving certificate; default: a self-signed one (loopback --listen only)")
+	f.StringVar(&opts.TLSKeyFile, "tls-private-key-file", "", "key of --tls-cert-file")
+	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "CA that verifies client certificates; their user and groups are impersonated")
+	f.StringVar(&opts.WriteKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the proxy here (server, CA, and the --kubeconfig's user)")
+	f.StringVar(&opts.MetricsListen, "metrics-listen", "", "address for /metrics and /debug/capabilities; default: off")
+	f.StringVar(&opts.LogFormat, "log-format", opts.LogFormat, "log format: text or json")
+	f.StringVar(&opts.LogLevel, "log-level", opts.LogLevel, "log level: debug (one line per request), info, warn or error")
+	f.DurationVar(&opts.RefreshInterval, "refresh-interval", 30*time.Second, "how often each server's discovery is read again")
+	f.DurationVar(&opts.HealthInterval, "health-interval", time.Second, "how often each server's /readyz is checked")
+	f.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "close connections whose request headers take longer")
+	f.Int64Var(&opts.MaxBodyBytes, "max-request-body-bytes", proxy.DefaultMaxRequestBodyBytes, "largest request body accepted (413 beyond)")
+	return cmd
+}
+
+func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) error {
+	log, err := newLogger(stderr, opts.LogFormat, opts.LogLevel)
+	if err != nil {
+		return err
+	}
+	backendTLS, token, kubeAuth, kubeServer, err := backendCredentials(opts)
+	if err != nil {
+		return err
+	}
+	urls := opts.Backends
+	if len(urls) == 0 {
+		if kubeServer == "" {
+			return usageErrorf("no backends: give --backend URL or a --kubeconfig whose context names a server")
+		}
+		urls = []string{kubeServer}
+	}
+	var backends []proxy.Backend
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+			return usageErrorf("--backend %q: want https://HOST:PORT", raw)
+		}
+		backends = append(backends, proxy.Backend{URL: u, TLS: backendTLS, BearerToken: token})
+	}
+	var routing []rules.RoutingRule
+	if len(opts.Rules) > 0 {
+		rs, err := rules.Load(opts.Rules...)
+		if err != nil {
+			return rulesError(stderr, err)
+		}
+		for _, d := range rs.Documents {
+			routing = append(routing, d.Rules.Spec.APIRoutingRules...)
+		}
+	}
+	var clientCA *x509.CertPool
+	if opts.ClientCAFile != "" {
+		if clientCA, err = proxy.LoadCertPool(opts.ClientCAFile); err != nil {
+			return inputError(fmt.Errorf("--client-ca-file: %w", err))
+		}
+	}
+	p, err := proxy.New(proxy.Options{
+		Backends:               backends,
+		RoutingRules:           routing,
+		RefreshInterval:        opts.RefreshInterval,
+		HealthInterval:         opts.HealthInterval,
+		MaxRequestBodyBytes:    opts.MaxBodyBytes,
+		ImpersonateClientCerts: clientCA != nil,
+		Logger:                 log,
+	})
+	if err != nil {
+		return inputError(err)
+	}
+	srv, err := proxy.NewServer(p, proxy.ServeOptions{
+		Listen:            opts.Listen,
+		CertFile:          opts.TLSCertFile,
+		KeyFile:           opts.TLSKeyFile,
+		ClientCA:          clientCA,
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		Logger:            log,
+	})
+	if err != nil {
+		return inputError(err)
+	}
+	if opts.WriteKubeconfig != "" {
+		if err := writeProxyKubeconfig(opts, srv, kubeAuth); err != nil {
+			return failure(fmt.Errorf("--write-kubeconfig: %w", err))
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p.Run(ctx)
+	errc := make(chan error, 2)
+	if opts.MetricsListen != "" {
+		mln, err := net.Listen("tcp", opts.MetricsListen)
+		if err != nil {
+			return inputError(fmt.Errorf("--metrics-listen: %w", err))
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", p.MetricsHandler())
+		mux.Handle("/debug/capabilities", p.DebugHandler())
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- msrv.Serve(mln) }()
+		go func() { <-ctx.Done(); msrv.Close() }()
+		log.Info("serving metrics", "address", mln.Addr().String())
+	}
+	log.Info("serving the Kubernetes API", "address", srv.Addr().String(), "backends", len(backends), "routingRules", len(routing))
+	go func() { errc <- srv.Serve(ctx) }()
+	select {
+	case <-ctx.Done():
+		cancel()
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return failure(err)
+		}
+		return nil
+	case err := <-errc:
+		return failure(err)
+	}
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageErrorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	hopts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, hopts)), nil
+	}
+	return nil, usageErrorf("--log-format %q: want text or json", format)
+}
+
+// backendCredentials builds the TLS configuration and token for the
+// backends from the kubeconfig, then the flags (which win). It also returns
+// the kubeconfig's user, for --write-kubeconfig, and its server.
+func backendCredentials(opts proxyOptions) (*tls.Config, string, *clientcmdapi.AuthInfo, string, error) {
+	cfg := &rest.Config{}
+	var auth *clientcmdapi.AuthInfo
+	if opts.Kubeconfig != "" {
+		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: opts.Kubeconfig}
+		loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
+		var err error
+		if cfg, err = loader.ClientConfig(); err != nil {
+			return nil, "", nil, "", inputError(fmt.Errorf("--kubeconfig: %w", err))
+		}
+		raw, err := loader.RawConfig()
+		if err != nil {
+			return nil, "", nil, "", inputError(fmt.Errorf("--kubeconfig: %w", err))
+		}
+		name := opts.Context
+		if name == "" {
+			name = raw.CurrentContext
+		}
+		if c := raw.Contexts[name]; c != nil {
+			auth = raw.AuthInfos[c.AuthInfo]
+		}
+	}
+	if opts.BackendCA != "" {
+		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = opts.BackendCA, nil
+	}
+	if (opts.ClientCert == "") != (opts.ClientKey == "") {
+		return nil, "", nil, "", usageErrorf("--client-certificate and --client-key go together")
+	}
+	if opts.ClientCert != "" {
+		cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile = opts.ClientCert, opts.ClientKey
+		cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = nil, nil
+	}
+	if opts.Token != "" {
+		cfg.BearerToken, cfg.BearerTokenFile = opts.Token, ""
+	}
+	if opts.Insecure {
+		cfg.TLSClientConfig.Insecure = true
+		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = "", nil
+	}
+	if cfg.ExecProvider != nil || cfg.AuthProvider != nil {
+		return nil, "", nil, "", usageErrorf("--kubeconfig: exec and auth-provider credentials are not supported for the proxy's identity; use a client certificate or token")
+	}
+	token := cfg.BearerToken
+	if token == "" && cfg.BearerTokenFile != "" {
+		data, err := os.ReadFile(cfg.BearerTokenFile)
+		if err != nil {
+			return nil, "", nil, "", inputError(err)
+		}
+		token = strings.TrimSpace(string(data))
+	}
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, "", nil, "", inputError(fmt.Errorf("backend TLS: %w", err))
+	}
+	if tlsConfig == nil {
+		tlsConfig = &tls.Config{}
+	}
+	tlsConfig.MinVersion = tls.VersionTLS12
+	return tlsConfig, token, auth, cfg.Host, nil
+}
+
+// writeProxyKubeconfig writes a kubeconfig whose cluster is the proxy (with
+// its self-signed CA, or the serving certificate as trust anchor) and whose
+// user is the --kubeconfig's.
+func writeProxyKubeconfig(opts proxyOptions, srv *proxy.Server, auth *clientcmdapi.AuthInfo) error {
+	cluster := &clientcmdapi.Cluster{Server: "https://" + srv.Addr().String()}
+	switch {
+	case srv.CACertPEM() != nil:
+		cluster.CertificateAuthorityData = srv.CACertPEM()
+	default:
+		data, err := os.ReadFile(opts.TLSCertFile)
+		if err != nil {
+			return err
+		}
+		cluster.CertificateAuthorityData = data
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["mvpctl-proxy"] = cluster
+	if auth == nil {
+		auth = &clientcmdapi.AuthInfo{}
+	}
+	cfg.AuthInfos["mvpctl-proxy"] = auth
+	cfg.Contexts["mvpctl-proxy"] = &clientcmdapi.Context{Cluster: "mvpctl-proxy", AuthInfo: "mvpctl-proxy"}
+	cfg.CurrentContext = "mvpctl-proxy"
+	return clientcmd.WriteToFile(*cfg, opts.WriteKubeconfig)
+}
