@@ -24,7 +24,7 @@ const (
 	TODOEnumRemoved     TODOKind = "enum-value-removed" // old values the target version rejects
 	TODODefaultChanged  TODOKind = "default-changed"   // the server default differs
 	TODOMapValue        TODOKind = "map-value"         // a change below a map value, which paths cannot address
-	TODOSemantics       TODOKind = "semantics"         // kept for hand-written notes
+	TODOUnmatched       TODOKind = "unmatched-fields"   // fields removed and added in one object, no move found
 )
 
 // TODO is a change the draft leaves for a person, at the place it belongs.
@@ -146,6 +146,7 @@ func (d *Draft) addMigration(m *Migration) {
 	for _, s := range m.Schema.steps {
 		b.step(s)
 	}
+	b.unmatched(m.Schema.steps)
 	d.Rules.Spec.APIMigrationRules = append(d.Rules.Spec.APIMigrationRules, mr)
 }
 
@@ -198,6 +199,41 @@ func (b *ruleBuilder) step(s step) {
 		}
 	case s.mod != nil:
 		b.modStep(s.mod, s.work)
+	}
+}
+
+// unmatched flags objects that lost some fields and gained others with no
+// move between them: HPA v1's targetCPUUtilizationPercentage and v2's
+// metrics are one setting in two shapes, which only a person can map.
+func (b *ruleBuilder) unmatched(steps []step) {
+	gone := map[string][]string{}
+	var parents []string
+	for _, s := range steps {
+		if s.deleted != nil && !strings.Contains(s.work, "{*}") {
+			p := parentOf(s.work)
+			if _, ok := gone[p]; !ok {
+				parents = append(parents, p)
+			}
+			gone[p] = append(gone[p], s.work)
+		}
+	}
+	came := map[string][]string{}
+	for _, s := range steps {
+		if s.added != nil {
+			p := parentOf(s.added.Path)
+			came[p] = append(came[p], s.added.Path)
+		}
+	}
+	for _, p := range parents {
+		if len(came[p]) == 0 {
+			continue
+		}
+		where := p
+		if where == "" {
+			where = "the object"
+		}
+		b.todo(TODOUnmatched, gone[p][0], fmt.Sprintf("in %s, %s only has %s and %s only has %s: if they hold the same setting, replace the remove/newField pair with a jq transformation",
+			where, b.mr.FromVersion, strings.Join(gone[p], ", "), b.mr.ToVersion, strings.Join(came[p], ", ")))
 	}
 }
 

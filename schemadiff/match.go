@@ -51,7 +51,7 @@ func matchMoves(sc *scope) []moveCand {
 	var olds []oldCand
 	for _, c := range sc.deleted {
 		c.n.walk(func(m *node) {
-			if !m.inMap() {
+			if !m.inMap() && m.name != "[*]" {
 				olds = append(olds, oldCand{m, c.work + c.n.rel(m)})
 			}
 		})
@@ -59,23 +59,14 @@ func matchMoves(sc *scope) []moveCand {
 	var news []*node
 	for _, a := range sc.added {
 		a.walk(func(m *node) {
-			if !m.inMap() {
+			if !m.inMap() && m.name != "[*]" {
 				news = append(news, m)
 			}
 		})
 	}
-	roots := map[*node]bool{}
-	for _, c := range sc.deleted {
-		roots[c.n] = true
-	}
-	for _, a := range sc.added {
-		roots[a] = true
-	}
-	// Whole subtrees first: the object spec.backend → spec.defaultBackend
-	// must win over its child resource → defaultBackend.resource, whose move
-	// it implies. Leaves compete in the second round only, so that a leaf is
-	// not taken by a root elsewhere before its better match below a new
-	// parent is seen.
+	// Objects and lists first: spec.backend → spec.defaultBackend must win
+	// over its child resource → defaultBackend.resource, whose move it
+	// implies. Leaves compete in the second round.
 	var out []moveCand
 	var usedO, usedN []*node
 	conflicts := func(used []*node, x *node) bool {
@@ -86,14 +77,14 @@ func matchMoves(sc *scope) []moveCand {
 		}
 		return false
 	}
-	for _, rootsOnly := range []bool{true, false} {
+	for _, containers := range []bool{true, false} {
 		var cands []moveCand
 		for _, o := range olds {
-			if rootsOnly && (!roots[o.n] || scalar(o.n.Type)) {
+			if containers && scalar(o.n.Type) {
 				continue
 			}
 			for _, n := range news {
-				if rootsOnly && (!roots[n] || scalar(n.Type)) {
+				if containers && scalar(n.Type) {
 					continue
 				}
 				if c, ok := scoreMove(o.n, n, o.work); ok {
@@ -178,6 +169,8 @@ func scoreMove(o, n *node, work string) (moveCand, bool) {
 		add(0.45, "%s = %s.%s", on, n.parent.name, nn)
 	case suffixName(nn, on) || suffixName(on, nn):
 		add(0.3, "%q and %q share a suffix", on, nn)
+	case prefixName(nn, on) || prefixName(on, nn):
+		add(0.3, "%q and %q share a prefix", on, nn)
 	default:
 		add(0.3*jaccard(camelTokens(on), camelTokens(nn)), "name tokens overlap")
 	}
@@ -259,6 +252,12 @@ func suffixName(long, short string) bool {
 	}
 	cap := strings.ToUpper(short[:1]) + short[1:]
 	return strings.HasSuffix(long, cap)
+}
+
+// prefixName reports whether long starts with short followed by a new
+// camelCase word: timeoutSeconds starts with timeout.
+func prefixName(long, short string) bool {
+	return len(long) > len(short) && short != "" && strings.HasPrefix(long, short) && unicode.IsUpper(rune(long[len(short)]))
 }
 
 // structureSimilarity is the Jaccard index of the two subtrees' relative

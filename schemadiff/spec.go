@@ -179,7 +179,7 @@ func (s *Spec) indexDefinitions(defs map[string]*openapi3.SchemaRef, resources m
 			continue
 		}
 		gvks := gvkExtension(ref.Value.Extensions)
-		if len(gvks) != 1 || isListKind(gvks[0].Kind, ref.Value) {
+		if len(gvks) != 1 || isListKind(gvks[0].Kind, ref.Value) || isMetaRef(n) {
 			continue
 		}
 		g := gvks[0]
