@@ -270,7 +270,9 @@ func RunJQ(ctx context.Context, p *rules.Program, obj map[string]any) (map[strin
 	if !ok {
 		return nil, fmt.Errorf("program gave %s, want an object", rules.TypeName(v))
 	}
-	return m, nil
+	// The result may share values with the program's constants: copy it so
+	// that callers own what they get.
+	return rules.DeepCopyJSON(m).(map[string]any), nil
 }
 
 // stepErrorFromJQ decodes the {mvp_error, step, path} value that mvp_fail

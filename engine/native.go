@@ -280,16 +280,85 @@ func (st *nativeState) move(op *rules.Op) error {
 }
 
 func (st *nativeState) object(ctx context.Context, op *rules.Op) error {
-	out, err := runOne(ctx, op.F.Code, st.obj)
+	x := st.obj
+	fx, err := runOne(ctx, op.F.Code, x)
 	if err != nil {
 		return &StepError{Op: op, Err: err}
 	}
-	m, ok := out.(map[string]any)
+	y := fx
+	if d, _ := st.d[op.Key].(map[string]any); d != nil && d[""] != nil {
+		cand := mergePatch(rules.DeepCopyJSON(fx), d[""])
+		rc, err := runOne(ctx, op.R.Code, cand)
+		if err != nil {
+			return &StepError{Op: op, Err: err}
+		}
+		if rules.EqualJSON(rc, x) {
+			y = cand
+		}
+	}
+	back, err := runOne(ctx, op.R.Code, y)
+	if err != nil {
+		return &StepError{Op: op, Err: err}
+	}
+	if !rules.EqualJSON(back, x) {
+		w := st.w[op.Key]
+		if w == nil {
+			w = map[string]any{}
+			st.w[op.Key] = w
+		}
+		w[""] = rules.DeepCopyJSON(mergeDiff(back, x))
+	}
+	m, ok := y.(map[string]any)
 	if !ok {
-		return &StepError{Op: op, Err: fmt.Errorf("expression gave %s, want an object", rules.TypeName(out))}
+		return &StepError{Op: op, Err: fmt.Errorf("expression gave %s, want an object", rules.TypeName(y))}
 	}
 	st.obj = m
 	return nil
+}
+
+// mergeDiff is mvp_diff: a JSON merge patch (RFC 7386) that turns a into b.
+func mergeDiff(a, b any) any {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if !aok || !bok {
+		return b
+	}
+	out := map[string]any{}
+	for k, av := range am {
+		bv, ok := bm[k]
+		switch {
+		case !ok:
+			out[k] = nil
+		case !rules.EqualJSON(av, bv):
+			out[k] = mergeDiff(av, bv)
+		}
+	}
+	for k, bv := range bm {
+		if _, ok := am[k]; !ok {
+			out[k] = bv
+		}
+	}
+	return out
+}
+
+// mergePatch is mvp_patch: apply a JSON merge patch, changing v in place.
+func mergePatch(v, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return rules.DeepCopyJSON(patch)
+	}
+	o, ok := v.(map[string]any)
+	if !ok {
+		o = map[string]any{}
+	}
+	for k, pv := range p {
+		if pv == nil {
+			delete(o, k)
+			continue
+		}
+		o[k] = mergePatch(o[k], pv)
+	}
+	return o
 }
 
 // applyFn applies a value function to a maybe-value without modifying it.
@@ -348,7 +417,9 @@ func runOne(ctx context.Context, code *gojq.Code, v any) (any, error) {
 	if len(out) != 1 {
 		return nil, fmt.Errorf("expression gave %d results, want 1", len(out))
 	}
-	return out[0], nil
+	// gojq results may share values with the compiled program's constants;
+	// later steps change objects in place, so they get their own copy.
+	return rules.DeepCopyJSON(out[0]), nil
 }
 
 // evalWhen is mvp_when: the first result of the condition, false if none.

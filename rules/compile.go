@@ -335,7 +335,7 @@ func (op *Op) jq() string {
 	case OpMove:
 		return fmt.Sprintf("mvp_move(%s; %s; %s)", key, op.Path.jqSteps(), op.Target.jqSteps())
 	case OpObject:
-		return fmt.Sprintf("mvp_object(%s; (\n%s\n))", key, op.F.Expr)
+		return fmt.Sprintf("mvp_object(%s; (\n%s\n); (\n%s\n))", key, op.F.Expr, op.R.Expr)
 	}
 	return fmt.Sprintf("mvp_step(%s; %s; %s; %s)", key, op.Path.jqSteps(), op.F.jq(), op.R.jq())
 }

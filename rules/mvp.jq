@@ -96,8 +96,41 @@ def mvp_step($i; $p; f; r):
       | (if (try ($y | r) catch mvp_fail($i; $k)) != $x then .w[$i][$k] = $x else . end)
       | .o |= mvp_put($q; $y));
 
-# mvp_object($i; f): a jq step on the whole object.
-def mvp_object($i; f): .o = (try (.o | mvp_one(f)) catch mvp_fail($i; ""));
+# mvp_diff($a; $b): a JSON merge patch (RFC 7386) that turns $a into $b.
+def mvp_diff($a; $b):
+  if ($a | type) == "object" and ($b | type) == "object" then
+    reduce ((($a | keys) + ($b | keys)) | unique[]) as $k ({};
+      if ($b | has($k) | not) then .[$k] = null
+      elif ($a | has($k) | not) then .[$k] = $b[$k]
+      elif $a[$k] == $b[$k] then .
+      else .[$k] = mvp_diff($a[$k]; $b[$k]) end)
+  else $b end;
+
+# mvp_patch($p): apply a JSON merge patch.
+def mvp_patch($p):
+  if ($p | type) == "object" then
+    (if type == "object" then . else {} end) as $o
+    | reduce ($p | keys[]) as $k ($o;
+        if $p[$k] == null then del(.[$k]) else .[$k] = (.[$k] | mvp_patch($p[$k])) end)
+  else $p end;
+
+# mvp_object($i; f; r): a jq step on the whole object. Where r cannot give
+# the object back, a merge patch from r's result to the object is kept in
+# round-trip data; the other direction applies it to its result and keeps
+# the patched object when r of it gives the current object back.
+def mvp_object($i; f; r):
+  .d[$i][""] as $s
+  | .o as $x
+  | (try (
+      ($x | mvp_one(f)) as $fx
+      | if $s == null then $fx
+        else ($fx | mvp_patch($s)) as $cand
+          | if ($cand | mvp_one(r)) == $x then $cand else $fx end
+        end
+    ) catch mvp_fail($i; "")) as $y
+  | (try ($y | mvp_one(r)) catch mvp_fail($i; "")) as $back
+  | (if $back != $x then .w[$i][""] = mvp_diff($back; $x) else . end)
+  | .o = $y;
 
 # mvp_bind($to; $from; $q): the target pattern with its wildcards replaced,
 # in order, by what the wildcards of $from matched in $q.
