@@ -1,0 +1,118 @@
+package proxy
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"testing"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func getWith(t *testing.T, url, accept, ifNoneMatch string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if ifNoneMatch != "" {
+		req.Header.Set("If-None-Match", ifNoneMatch)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
+	old := newFake(t, "old", "v1.35.4", "v1/configmaps", "admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies", "apps/v1/deployments")
+	neu := newFake(t, "new", "v1.36.3", "v1/configmaps", "v1/pods", "admissionregistration.k8s.io/v1/mutatingadmissionpolicies", "admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies", "apps/v1/deployments")
+	p, srv := startProxy(t, Options{}, old, neu)
+
+	const accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+	resp, body := getWith(t, srv.URL+"/apis", accept, "")
+	if ct := resp.Header.Get("Content-Type"); ct != aggregatedContentType {
+		t.Fatalf("Content-Type %q, want aggregated discovery", ct)
+	}
+	var list apidiscoveryv2.APIGroupDiscoveryList
+	if err := json.Unmarshal(body, &list); err != nil {
+		t.Fatal(err)
+	}
+	var adm *apidiscoveryv2.APIGroupDiscovery
+	for i := range list.Items {
+		if list.Items[i].Name == "admissionregistration.k8s.io" {
+			adm = &list.Items[i]
+		}
+	}
+	if adm == nil {
+		t.Fatalf("admissionregistration.k8s.io missing from %s", body)
+	}
+	var versions []string
+	for _, v := range adm.Versions {
+		versions = append(versions, v.Version)
+	}
+	if !slices.Equal(versions, []string{"v1", "v1beta1"}) {
+		t.Errorf("admissionregistration versions %v, want [v1 v1beta1] (the newest server's preference)", versions)
+	}
+
+	etag := resp.Header.Get("ETag")
+	if etag == "" || resp.Header.Get("Cache-Control") != "public" || resp.Header.Get("Vary") != "Accept" {
+		t.Errorf("caching headers: ETag %q, Cache-Control %q, Vary %q", etag, resp.Header.Get("Cache-Control"), resp.Header.Get("Vary"))
+	}
+	if resp, _ := getWith(t, srv.URL+"/apis", accept, etag); resp.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match with the current ETag = %d, want 304", resp.StatusCode)
+	}
+
+	// Legacy discovery, from the same union.
+	_, body = getWith(t, srv.URL+"/apis/admissionregistration.k8s.io/v1", "application/json", "")
+	var rl metav1.APIResourceList
+	json.Unmarshal(body, &rl)
+	if len(rl.APIResources) != 1 || rl.APIResources[0].Name != "mutatingadmissionpolicies" {
+		t.Errorf("legacy admissionregistration.k8s.io/v1 = %s", body)
+	}
+	_, body = getWith(t, srv.URL+"/api", "application/json", "")
+	var vs metav1.APIVersions
+	json.Unmarshal(body, &vs)
+	if !slices.Equal(vs.Versions, []string{"v1"}) {
+		t.Errorf("legacy /api = %s", body)
+	}
+
+	// A server that is down keeps its resources in discovery: taking them
+	// out would make the garbage collector think they are gone.
+	neu.notReady.Store(true)
+	waitFor(t, "new not ready", func() bool { return !p.backends[1].snapshot().ready })
+	_, body = getWith(t, srv.URL+"/apis/admissionregistration.k8s.io/v1", "application/json", "")
+	rl = metav1.APIResourceList{}
+	json.Unmarshal(body, &rl)
+	if len(rl.APIResources) != 1 {
+		t.Errorf("with new down, admissionregistration.k8s.io/v1 = %s, want it still listed", body)
+	}
+	resp, _ = getWith(t, srv.URL+"/apis/nothere.example.com/v1", "application/json", "")
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown group version = %d, want 404", resp.StatusCode)
+	}
+}
+
+func TestWantsAggregated(t *testing.T) {
+	tests := map[string]bool{
+		"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json":                true,
+		"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=nopeer,application/json": true,
+		"application/json": false,
+		"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json":               false,
+		"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json": false,
+		"": false,
+	}
+	for accept, want := range tests {
+		if got := wantsAggregated(accept); got != want {
+			t.Errorf("wantsAggregated(%q) = %v, want %v", accept, got, want)
+		}
+	}
+}
