@@ -193,6 +193,7 @@ type step struct {
 	deleted *Field
 	mod     *FieldDiff
 	work    string // the old value's path when the step runs
+	dep     *Move  // the move whose scope the step belongs to: its paths assume that move ran
 }
 
 // Diff compares two dumps: which kinds each serves, which version every kind
@@ -310,11 +311,18 @@ func diffSchemas(old, new *node) *SchemaDiff {
 	return d
 }
 
+// add records a step of the scope's enclosing move.
+func (d *SchemaDiff) add(sc *scope, s step) {
+	s.dep = sc.move
+	d.steps = append(d.steps, s)
+}
+
 // scope collects the fields only one side has below a pair of matched nodes;
 // moves are looked for within one scope.
 type scope struct {
 	deleted []cand
 	added   []*node
+	move    *Move // the move that made the scope; nil at the top
 }
 
 type cand struct {
@@ -342,7 +350,7 @@ func (d *SchemaDiff) compare(sc *scope, o, n *node, work string) {
 			fd.OldPath = o.Path
 		}
 		d.Modified = append(d.Modified, fd)
-		d.steps = append(d.steps, step{mod: fd, work: work})
+		d.add(sc, step{mod: fd, work: work})
 	}
 	if o.Recursive || n.Recursive {
 		return
@@ -470,9 +478,9 @@ func (d *SchemaDiff) resolve(sc *scope) {
 		usedNew[mv.n] = true
 		m := &Move{From: fieldRef(mv.o), To: fieldRef(mv.n), Confidence: mv.score, Evidence: mv.evidence, Split: mv.split, work: mv.work, toNode: mv.n}
 		d.Moved = append(d.Moved, m)
-		d.steps = append(d.steps, step{move: m, work: mv.work})
+		d.add(sc, step{move: m, work: mv.work})
 		if !mv.split {
-			sub := &scope{}
+			sub := &scope{move: m}
 			d.compare(sub, mv.o, mv.n, mv.n.Path)
 			d.resolve(sub)
 		}
@@ -480,13 +488,13 @@ func (d *SchemaDiff) resolve(sc *scope) {
 	for _, c := range sc.deleted {
 		for _, f := range uncovered(c.n, usedOld) {
 			d.Deleted = append(d.Deleted, fieldRef(f))
-			d.steps = append(d.steps, step{deleted: fieldRef(f), work: c.work + c.n.rel(f)})
+			d.add(sc, step{deleted: fieldRef(f), work: c.work + c.n.rel(f)})
 		}
 	}
 	for _, a := range sc.added {
 		for _, f := range uncovered(a, usedNew) {
 			d.Added = append(d.Added, fieldRef(f))
-			d.steps = append(d.steps, step{added: fieldRef(f), work: f.Path})
+			d.add(sc, step{added: fieldRef(f), work: f.Path})
 		}
 	}
 }

@@ -15,15 +15,15 @@ type TODOKind string
 
 // The kinds of TODO a [Draft] can hold.
 const (
-	TODOTypeSplit       TODOKind = "type-split"        // int-or-string became {number, name}
-	TODOUncertainMove   TODOKind = "uncertain-move"    // a rename below ConfidentMove
-	TODONestingChanged  TODOKind = "nesting-changed"   // a move across a different number of lists
-	TODORemovedRequired TODOKind = "removed-required"  // a required field only the old version has
-	TODONewRequired     TODOKind = "new-required"      // a field the target version requires without a default
-	TODOTypeChanged     TODOKind = "type-changed"      // a kept field's value type changed
+	TODOTypeSplit       TODOKind = "type-split"         // int-or-string became {number, name}
+	TODOUncertainMove   TODOKind = "uncertain-move"     // a rename below ConfidentMove
+	TODONestingChanged  TODOKind = "nesting-changed"    // a move across a different number of lists
+	TODORemovedRequired TODOKind = "removed-required"   // a required field only the old version has
+	TODONewRequired     TODOKind = "new-required"       // a field the target version requires without a default
+	TODOTypeChanged     TODOKind = "type-changed"       // a kept field's value type changed
 	TODOEnumRemoved     TODOKind = "enum-value-removed" // old values the target version rejects
-	TODODefaultChanged  TODOKind = "default-changed"   // the server default differs
-	TODOMapValue        TODOKind = "map-value"         // a change below a map value, which paths cannot address
+	TODODefaultChanged  TODOKind = "default-changed"    // the server default differs
+	TODOMapValue        TODOKind = "map-value"          // a change below a map value, which paths cannot address
 	TODOUnmatched       TODOKind = "unmatched-fields"   // fields removed and added in one object, no move found
 )
 
@@ -136,7 +136,7 @@ func (d *Draft) addMigration(m *Migration) {
 		mr.ToAPIGroup = m.To.Group
 	}
 	idx := len(d.Rules.Spec.APIMigrationRules)
-	b := &ruleBuilder{d: d, idx: idx, mr: &mr}
+	b := &ruleBuilder{d: d, idx: idx, mr: &mr, held: map[*Move]int{}}
 	if m.ToResource != m.FromResource {
 		b.note("", fmt.Sprintf("the resource is %s in %s", m.ToResource, m.To.GroupVersion()))
 	}
@@ -154,9 +154,20 @@ type ruleBuilder struct {
 	d   *Draft
 	idx int
 	mr  *rules.MigrationRule
+	// held maps a move left to review to the TODO holding it: the steps of
+	// its scope assume it ran, so they join its suggestion.
+	held map[*Move]int
+	cur  step // the step being drafted
 }
 
 func (b *ruleBuilder) add(t rules.Transformation) {
+	if i, ok := b.held[b.cur.dep]; ok {
+		b.d.TODOs[i].Suggestion = append(b.d.TODOs[i].Suggestion, t)
+		if b.cur.move != nil {
+			b.held[b.cur.move] = i
+		}
+		return
+	}
 	b.mr.Transformations = append(b.mr.Transformations, t)
 }
 
@@ -164,11 +175,27 @@ func (b *ruleBuilder) todo(kind TODOKind, path, msg string, suggestion ...rules.
 	b.d.TODOs = append(b.d.TODOs, TODO{Rule: b.idx, Before: len(b.mr.Transformations), Kind: kind, Path: path, Message: msg, Suggestion: suggestion})
 }
 
+// hold records that the current move is left to review in the last TODO.
+func (b *ruleBuilder) hold() {
+	if b.cur.move == nil {
+		return
+	}
+	if i, ok := b.held[b.cur.dep]; ok {
+		// Nested in a held move: the outer TODO carries everything.
+		b.d.TODOs[i].Suggestion = append(b.d.TODOs[i].Suggestion, b.d.TODOs[len(b.d.TODOs)-1].Suggestion...)
+		b.d.TODOs[len(b.d.TODOs)-1].Suggestion = nil
+		b.held[b.cur.move] = i
+		return
+	}
+	b.held[b.cur.move] = len(b.d.TODOs) - 1
+}
+
 func (b *ruleBuilder) note(path, msg string) {
 	b.d.Notes = append(b.d.Notes, Note{Rule: b.idx, Path: path, Message: msg})
 }
 
 func (b *ruleBuilder) step(s step) {
+	b.cur = s
 	switch {
 	case s.move != nil:
 		b.moveStep(s.move)
@@ -245,10 +272,12 @@ func (b *ruleBuilder) moveStep(m *Move) {
 	}
 	if strings.Contains(m.work, "{*}") || strings.Contains(m.To.Path, "{*}") {
 		b.todo(TODOMapValue, m.From.Path, "moved inside a map value: "+desc)
+		b.hold()
 		return
 	}
 	if strings.Count(m.work, "[*]") != strings.Count(m.To.Path, "[*]") {
 		b.todo(TODONestingChanged, m.From.Path, fmt.Sprintf("%s: the value crosses a different number of lists; write a jq transformation", desc))
+		b.hold()
 		return
 	}
 	if m.Split {
@@ -261,10 +290,17 @@ func (b *ruleBuilder) moveStep(m *Move) {
 			Description: fmt.Sprintf("int-or-string → {%s (integer), %s (string)}", num, name),
 		}
 		b.todo(TODOTypeSplit, m.From.Path, fmt.Sprintf("%s: an int-or-string became an object of %s (integer) and %s (string); check how strings of digits must map", desc, num, name), rename, jq)
+		b.hold()
+		return
+	}
+	if m.From.Type != m.To.Type && scalar(m.From.Type) && scalar(m.To.Type) {
+		b.todo(TODOTypeChanged, m.From.Path, fmt.Sprintf("%s, type %s → %s: check that every value converts", desc, m.From.Type, m.To.Type), rename)
+		b.hold()
 		return
 	}
 	if m.Confidence < ConfidentMove {
 		b.todo(TODOUncertainMove, m.From.Path, fmt.Sprintf("%s; evidence: %s", desc, strings.Join(m.Evidence, ", ")), rename)
+		b.hold()
 		return
 	}
 	b.add(rename)
@@ -294,6 +330,8 @@ func (b *ruleBuilder) modStep(fd *FieldDiff, work string) {
 	if t := fd.Type; t != nil {
 		from, to := t.From.(string), t.To.(string)
 		switch {
+		case fd.OldPath != "" && scalar(from) && scalar(to):
+			// The rename converts the value (its type hint).
 		case to == TypeIntOrString && (from == TypeInteger || from == TypeString):
 			b.note(path, fmt.Sprintf("%s widened to int-or-string: nothing to convert forward; reverse keeps %s values", from, to))
 		case scalar(from) && scalar(to):

@@ -344,9 +344,25 @@ func jsonCompatible(v any) any {
 // addV2 reads a Swagger 2.0 document: its definitions become OpenAPI 3
 // schemas (kin-openapi's converter), its list operations name the resources.
 func (s *Spec) addV2(name string, data []byte) error {
-	var doc openapi2.T
-	if err := openapi2.UnmarshalFromData(data, &doc); err != nil {
+	// Paths are most of a Kubernetes swagger.json and only the list
+	// operations' extensions matter here: read them with a light decoder and
+	// hand kin-openapi the rest.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
 		return jsonError(name, data, err)
+	}
+	paths, err := listExtensions(top["paths"])
+	if err != nil {
+		return jsonError(name, data, fmt.Errorf("paths: %w", err))
+	}
+	delete(top, "paths")
+	trimmed, err := json.Marshal(top)
+	if err != nil {
+		return &LoadError{Source: name, Err: err}
+	}
+	var doc openapi2.T
+	if err := openapi2.UnmarshalFromData(trimmed, &doc); err != nil {
+		return &LoadError{Source: name, Err: err}
 	}
 	if len(doc.Definitions) == 0 {
 		return &LoadError{Source: name, Err: errors.New("empty dump: the document has no definitions")}
@@ -364,24 +380,46 @@ func (s *Spec) addV2(name string, data []byte) error {
 		Components: &openapi3.Components{Schemas: openapi2conv.ToV3Schemas(doc.Definitions)},
 	}
 	if err := resolveRefs(doc3); err != nil {
-		return &LoadError{Source: name, Err: err}
-	}
-	paths := map[string]map[string]any{}
-	for p, item := range doc.Paths {
-		if item != nil && item.Get != nil {
-			paths[p] = item.Get.Extensions
-		}
+		return refError(name, data, err, "#/definitions/")
 	}
 	s.indexDefinitions(doc3.Components.Schemas, resourcesFromPaths(paths))
 	return nil
 }
 
+// listExtensions reads the x-kubernetes extensions of each path's GET
+// operation.
+func listExtensions(raw json.RawMessage) (map[string]map[string]any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var items map[string]struct {
+		Get *struct {
+			Action string `json:"x-kubernetes-action"`
+			GVK    any    `json:"x-kubernetes-group-version-kind"`
+		} `json:"get"`
+	}
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]any, len(items))
+	for p, it := range items {
+		if it.Get != nil && it.Get.Action != "" {
+			out[p] = map[string]any{"x-kubernetes-action": it.Get.Action, "x-kubernetes-group-version-kind": it.Get.GVK}
+		}
+	}
+	return out, nil
+}
+
 // addV3 reads an OpenAPI 3 document such as /openapi/v3/apis/apps/v1.
 func (s *Spec) addV3(name string, data []byte) error {
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(data)
-	if err != nil {
-		return jsonError(name, data, explainRefError(err))
+	doc := &openapi3.T{}
+	if err := doc.UnmarshalJSON(data); err != nil {
+		return jsonError(name, data, err)
+	}
+	if doc.Components != nil {
+		if err := resolveRefs(doc); err != nil {
+			return refError(name, data, err, "#/components/schemas/")
+		}
 	}
 	if doc.Info != nil {
 		s.setInfo(doc.Info.Title, doc.Info.Version)
@@ -412,6 +450,27 @@ func (s *Spec) setInfo(title, version string) {
 	}
 }
 
+// refError names the broken reference the way the document spells it and
+// points at its first use.
+func refError(name string, data []byte, err error, prefix string) error {
+	var re *brokenRefError
+	if !errors.As(err, &re) {
+		return &LoadError{Source: name, Err: err}
+	}
+	ref := prefix + strings.TrimPrefix(re.ref, "#/components/schemas/")
+	le := &LoadError{Source: name, Err: fmt.Errorf("definition %q: broken $ref %q: no such definition", re.def, ref)}
+	if i := bytes.Index(data, []byte(`"`+ref+`"`)); i >= 0 {
+		le.Line, le.Col = lineCol(data, i)
+	}
+	return le
+}
+
+type brokenRefError struct{ def, ref string }
+
+func (e *brokenRefError) Error() string {
+	return fmt.Sprintf("definition %q: broken $ref %q: no such definition", e.def, e.ref)
+}
+
 // resolveRefs resolves every $ref of the document, turning a missing target
 // into an error that names it.
 func resolveRefs(doc *openapi3.T) error {
@@ -432,7 +491,7 @@ func checkRefs(defs map[string]*openapi3.SchemaRef) error {
 	sort.Strings(names)
 	for _, n := range names {
 		if bad := findBrokenRef(defs, defs[n], 0); bad != "" {
-			return fmt.Errorf("definition %q: broken $ref %q: no such definition", n, bad)
+			return &brokenRefError{def: n, ref: bad}
 		}
 	}
 	return nil
@@ -592,4 +651,3 @@ func loadFromDocuments(source string, docs map[string][]byte) (*Spec, error) {
 	}
 	return spec, nil
 }
-

@@ -94,6 +94,11 @@ func matchMoves(sc *scope) []moveCand {
 			}
 		}
 		sortCands(cands)
+		if containers {
+			// An enclosing object's move implies its children's: consider
+			// shallower old objects first.
+			sort.SliceStable(cands, func(i, j int) bool { return depth(cands[i].o) < depth(cands[j].o) })
+		}
 		for _, c := range cands {
 			if conflicts(usedO, c.o) || conflicts(usedN, c.n) {
 				continue
@@ -105,6 +110,14 @@ func matchMoves(sc *scope) []moveCand {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].o.Path < out[j].o.Path })
 	return out
+}
+
+func depth(n *node) int {
+	d := 0
+	for p := n.parent; p != nil; p = p.parent {
+		d++
+	}
+	return d
 }
 
 func sortCands(cands []moveCand) {

@@ -357,3 +357,7 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Errorf("%s (-want +got):\n%s", name, diff)
 	}
 }
+
+func rulesOf(mrs ...rules.MigrationRule) *rules.TransformationRules {
+	return &rules.TransformationRules{APIVersion: rules.APIVersion, Kind: rules.KindTransformationRules, Metadata: rules.ObjectMeta{Name: "x"}, Spec: rules.Spec{APIMigrationRules: mrs}}
+}

@@ -61,7 +61,7 @@ type Field struct {
 // node is a Field in the schema tree.
 type node struct {
 	Field
-	name     string  // property name; "[*]" for array items, "{*}" for map values
+	name     string // property name; "[*]" for array items, "{*}" for map values
 	parent   *node
 	children []*node // object properties, sorted by name
 	elem     *node   // array items or map values
