@@ -59,6 +59,8 @@ func newRootCmd(name string) *cobra.Command {
 		newCompileCmd(),
 		newTestCmd(),
 		newProxyCmd(),
+		newDiffCmd(),
+		newGenerateRulesCmd(),
 		newVersionCmd(),
 	)
 	return root
