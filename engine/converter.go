@@ -236,9 +236,9 @@ func (c *Converter) Convert(ctx context.Context, obj map[string]any, to schema.G
 		}
 		return obj, nil
 	}
+	ns, name := objectNamespaceName(obj)
 	for _, p := range progs {
 		if obj, err = c.run(ctx, p, obj); err != nil {
-			ns, name := objectNamespaceName(obj)
 			return nil, &ConversionError{GVK: gvk, Namespace: ns, Name: name, RuleID: p.RuleID, Direction: p.Direction, Err: err}
 		}
 	}

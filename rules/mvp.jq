@@ -140,25 +140,51 @@ def mvp_bind($to; $from; $q):
       if $s == null then .out += [$vals[.n]] | .n += 1 else .out += [$s] end)
   | .out;
 
+# mvp_common($q; $t): the length of the common prefix of $q and $t.
+def mvp_common($q; $t):
+  ([$q, $t] | map(length) | min) as $m
+  | [range(0; $m) | select($q[.] != $t[.])] | first // $m;
+
+# mvp_empty: an object or array that holds nothing but empty objects and arrays.
+def mvp_empty: (type == "object" or type == "array") and all(.[]; mvp_empty);
+
 # mvp_prune($q; $t): after moving $q to $t, drop objects that the move left
 # empty, up to the deepest common parent of $q and $t.
 def mvp_prune($q; $t):
-  ([$q, $t] | map(length) | min) as $m
-  | ([range(0; $m) | select($q[.] != $t[.])] | first // $m) as $common
+  mvp_common($q; $t) as $common
   | reduce range(($q | length) - 1; $common; -1) as $n (.;
       if ($q[$n - 1] | type) == "string" and getpath($q[:$n]) == {} then delpaths([$q[:$n]]) else . end);
 
 # mvp_move($i; $from; $to): rename/move every match of $from to $to. A value
 # already at the target is kept in round-trip data; data left at the source
 # by the other direction is put back.
+#
+# Parents of the target: the move back prunes the objects it leaves empty.
+# Where that would not give back what was there (an empty parent that
+# existed before, or a parent the move created that the move back cannot
+# prune, such as an array), the topmost such parent member is kept in
+# round-trip data; the other direction puts it back after its prune, as
+# long as nothing but empty objects and arrays is there.
 def mvp_move($i; $from; $to):
   .d[$i] as $d
   | reduce (.o | mvp_expand($from)) as $q (.;
       mvp_bind($to; $from; $q) as $t | ($q | mvp_pathstr) as $k
+      | mvp_common($q; $t) as $c
       | (.o | mvp_get($t)) as $prev
       | (if $prev != [] then .w[$i][$t | mvp_pathstr] = $prev else . end)
+      | .o as $before
       | (.o | getpath($q)) as $v
       | .o |= (setpath($t; $v) | delpaths([$q]) | mvp_prune($q; $t))
+      | (.o | delpaths([$t]) | mvp_prune($t; $q) | mvp_put($t; $prev)) as $back
+      | ([range($c + 1; $t | length) | $t[:.] as $p
+          | select(($p[-1] | type) == "string"
+              and (($before | mvp_get($p)) == []) != (($back | mvp_get($p)) == []))
+          | $p] | first) as $p
+      | (if $p != null then .w[$i][$p | mvp_pathstr] = ($before | mvp_get($p)) else . end)
+      | reduce range($c + 1; $q | length) as $n (.;
+          ($q[:$n] | mvp_pathstr) as $pk
+          | if $d[$pk] != null and ((.o | mvp_get($q[:$n])) | . == [] or (.[0] | mvp_empty))
+            then .o |= mvp_put($q[:$n]; $d[$pk]) else . end)
       | if $d[$k] != null then .o |= mvp_put($q; $d[$k]) else . end);
 
 # mvp_begin($rule): split the object from this rule's round-trip data.

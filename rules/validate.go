@@ -354,7 +354,12 @@ func checkJQ(src string) error {
 func jqError(d *Document, fld *field.Path, src string, err error) *Error {
 	var pe *gojq.ParseError
 	if errors.As(err, &pe) {
-		return d.errorAt(d.scalarPos(fld.String(), src, pe.Offset), field.Invalid(fld, src, err.Error()))
+		// gojq reports the offset after the offending token; point at its start.
+		off := pe.Offset - len(pe.Token)
+		if off < 0 {
+			off = pe.Offset
+		}
+		return d.errorAt(d.scalarPos(fld.String(), src, off), field.Invalid(fld, src, err.Error()))
 	}
 	return d.wrap(field.Invalid(fld, src, err.Error()))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -16,8 +17,13 @@ import (
 // process exit code: 0 ok, 1 a conversion, test or check failed, 2 usage or
 // input error.
 func Run(args []string, stdout, stderr io.Writer) int {
+	return runWithIn(args, os.Stdin, stdout, stderr)
+}
+
+func runWithIn(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(programName(args))
 	root.SetArgs(args[1:])
+	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()

@@ -1,0 +1,170 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	stdjson "encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"testing"
+
+	gojson "github.com/goccy/go-json"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mvpctl/mvpctl/engine"
+)
+
+// The conversion benchmarks convert a ~5 KB Deployment-like object with a
+// ten-step rule (testdata/bench), end to end: decode, convert, encode. Two
+// floors give them meaning on any machine: encoding/json decode+encode of
+// the same bytes (with UseNumber), and the same with goccy/go-json, the
+// codec mvpctl uses. BENCHMARKS.md records the ratios.
+
+var (
+	benchFrom = schema.GroupVersion{Group: "apps.example.com", Version: "v1beta1"}
+	benchTo   = schema.GroupVersion{Group: "apps.example.com", Version: "v1"}
+)
+
+type benchInput struct {
+	old, new []byte
+	conv     map[engine.Executor]*engine.Converter
+}
+
+func loadBench(tb testing.TB) *benchInput {
+	tb.Helper()
+	old, err := os.ReadFile("../testdata/bench/deployment.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	in := &benchInput{old: old, conv: map[engine.Executor]*engine.Converter{}}
+	for _, ex := range []engine.Executor{engine.Native, engine.JQ} {
+		c, err := engine.Load(engine.Options{Executor: ex}, "../testdata/bench/deployment-rules.yaml")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		in.conv[ex] = c
+	}
+	obj, err := engine.DecodeObject(old)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := in.conv[engine.Native].Convert(context.Background(), obj, benchTo)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if in.new, err = engine.EncodeObject(out); err != nil {
+		tb.Fatal(err)
+	}
+	return in
+}
+
+// convertBytes is the end-to-end job: bytes in, converted bytes out.
+func convertBytes(c *engine.Converter, data []byte, to schema.GroupVersion) ([]byte, error) {
+	obj, err := engine.DecodeObject(data)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Convert(context.Background(), obj, to)
+	if err != nil {
+		return nil, err
+	}
+	return engine.EncodeObject(out)
+}
+
+func stdlibRoundTrip(data []byte) ([]byte, error) {
+	dec := stdjson.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return stdjson.Marshal(v)
+}
+
+func goccyRoundTrip(data []byte) ([]byte, error) {
+	dec := gojson.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return gojson.Marshal(v)
+}
+
+// benchVariants are the measured jobs, by name.
+func benchVariants(in *benchInput) []struct {
+	name string
+	run  func() error
+} {
+	conv := func(ex engine.Executor, data []byte, to schema.GroupVersion) func() error {
+		return func() error { _, err := convertBytes(in.conv[ex], data, to); return err }
+	}
+	return []struct {
+		name string
+		run  func() error
+	}{
+		{"floor/encoding-json", func() error { _, err := stdlibRoundTrip(in.old); return err }},
+		{"floor/goccy-go-json", func() error { _, err := goccyRoundTrip(in.old); return err }},
+		{"convert/forward/native", conv(engine.Native, in.old, benchTo)},
+		{"convert/reverse/native", conv(engine.Native, in.new, benchFrom)},
+		{"convert/forward/jq", conv(engine.JQ, in.old, benchTo)},
+		{"convert/reverse/jq", conv(engine.JQ, in.new, benchFrom)},
+	}
+}
+
+func BenchmarkConvert(b *testing.B) {
+	in := loadBench(b)
+	for _, v := range benchVariants(in) {
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(in.old)))
+			for i := 0; i < b.N; i++ {
+				if err := v.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestConvertRatios measures every variant in interleaved rounds and prints
+// each one's median time as a ratio to the two floors measured in the same
+// run. It only reports (the machine decides the absolute numbers); run it
+// with MVPCTL_BENCH=1 (make bench).
+func TestConvertRatios(t *testing.T) {
+	if os.Getenv("MVPCTL_BENCH") == "" {
+		t.Skip("set MVPCTL_BENCH=1 to measure")
+	}
+	in := loadBench(t)
+	variants := benchVariants(in)
+	const rounds = 7
+	samples := map[string][]float64{}
+	allocs := map[string]int64{}
+	for r := 0; r < rounds; r++ {
+		for _, v := range variants {
+			res := testing.Benchmark(func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if err := v.run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			samples[v.name] = append(samples[v.name], float64(res.NsPerOp()))
+			allocs[v.name] = res.AllocsPerOp()
+		}
+	}
+	median := func(xs []float64) float64 {
+		s := append([]float64(nil), xs...)
+		sort.Float64s(s)
+		return s[len(s)/2]
+	}
+	std, fast := median(samples["floor/encoding-json"]), median(samples["floor/goccy-go-json"])
+	fmt.Printf("%d-byte object, %d interleaved rounds, medians:\n", len(in.old), rounds)
+	fmt.Printf("%-26s %10s %8s %12s %14s\n", "variant", "µs/op", "allocs", "× enc/json", "× goccy floor")
+	for _, v := range variants {
+		m := median(samples[v.name])
+		fmt.Printf("%-26s %10.1f %8d %12.2f %14.2f\n", v.name, m/1e3, allocs[v.name], m/std, m/fast)
+	}
+}
