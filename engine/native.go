@@ -255,8 +255,20 @@ func (st *nativeState) move(op *rules.Op) error {
 	for _, q := range expand(st.obj, op.Path) {
 		t := bind(op.Target, op.Path, q)
 		k := rules.ConcretePathString(q)
-		if prev := get(st.obj, t); prev.present {
+		c := commonLen(q, t)
+		prev := get(st.obj, t)
+		if prev.present {
 			st.keep(op.Key, rules.ConcretePathString(t), prev)
+		}
+		// The target's parents as they were, for what the move back cannot
+		// give back (see mvp_move). Only empty values can need keeping.
+		before := make([]maybe, len(t))
+		for n := c + 1; n < len(t); n++ {
+			m := get(st.obj, t[:n])
+			if m.present && emptyish(m.v) {
+				m.v = rules.DeepCopyJSON(m.v)
+			}
+			before[n] = m
 		}
 		v := get(st.obj, q)
 		if err := put(st.obj, t, v); err != nil {
@@ -266,6 +278,41 @@ func (st *nativeState) move(op *rules.Op) error {
 			return &StepError{Op: op, Path: k, Err: err}
 		}
 		prune(st.obj, q, t)
+		// Simulate the move back on the target side, on a copy of the
+		// containers along t.
+		back := pathCopy(st.obj, t)
+		_ = put(back, t, maybe{})
+		prune(back, t, q)
+		if prev.present {
+			_ = put(back, t, prev)
+		}
+		for n := c + 1; n < len(t); n++ {
+			if _, isKey := t[n-1].(string); !isKey {
+				continue
+			}
+			if before[n].present != get(back, t[:n]).present {
+				st.keep(op.Key, rules.ConcretePathString(t[:n]), before[n])
+				break
+			}
+		}
+		// Parents of the source kept by the other direction.
+		for n := c + 1; n < len(q); n++ {
+			raw, ok := d[rules.ConcretePathString(q[:n])]
+			if !ok || raw == nil {
+				continue
+			}
+			if cur := get(st.obj, q[:n]); cur.present && !emptyish(cur.v) {
+				continue
+			}
+			s, err := fromData(raw)
+			if err != nil {
+				return &StepError{Op: op, Path: rules.ConcretePathString(q[:n]), Err: err}
+			}
+			s.v = rules.DeepCopyJSON(s.v)
+			if err := put(st.obj, q[:n], s); err != nil {
+				return &StepError{Op: op, Path: rules.ConcretePathString(q[:n]), Err: err}
+			}
+		}
 		if raw, ok := d[k]; ok && raw != nil {
 			s, err := fromData(raw)
 			if err != nil {
@@ -665,17 +712,89 @@ func bind(to, from rules.Path, q []any) []any {
 	return out
 }
 
+// commonLen is mvp_common: the length of the common prefix of q and t.
+func commonLen(q, t []any) int {
+	m := min(len(q), len(t))
+	for i := 0; i < m; i++ {
+		if q[i] != t[i] {
+			return i
+		}
+	}
+	return m
+}
+
+// emptyish is mvp_empty: an object or array that holds nothing but empty
+// objects and arrays.
+func emptyish(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			if !emptyish(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range v {
+			if !emptyish(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// pathCopy returns obj with every container along q copied (shallowly), so
+// that changes along q leave obj as it is.
+func pathCopy(obj map[string]any, q []any) map[string]any {
+	root := shallowCopy(obj).(map[string]any)
+	var cur any = root
+	for _, e := range q {
+		switch e := e.(type) {
+		case string:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return root
+			}
+			child, ok := m[e]
+			if !ok {
+				return root
+			}
+			c := shallowCopy(child)
+			m[e] = c
+			cur = c
+		case int:
+			a, ok := cur.([]any)
+			if !ok || e >= len(a) {
+				return root
+			}
+			c := shallowCopy(a[e])
+			a[e] = c
+			cur = c
+		}
+	}
+	return root
+}
+
+func shallowCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = e
+		}
+		return m
+	case []any:
+		return append([]any(nil), v...)
+	}
+	return v
+}
+
 // prune is mvp_prune: drop objects the move left empty, up to the deepest
 // common parent of q and t.
 func prune(obj map[string]any, q, t []any) {
-	m := min(len(q), len(t))
-	common := m
-	for i := 0; i < m; i++ {
-		if q[i] != t[i] {
-			common = i
-			break
-		}
-	}
+	common := commonLen(q, t)
 	for n := len(q) - 1; n > common; n-- {
 		if _, isKey := q[n-1].(string); !isKey {
 			continue
