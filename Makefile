@@ -18,10 +18,12 @@ vet:
 	$(GO) vet ./...
 
 test: vet
-	$(GO) test ./...
+	$(GO) test -count=1 ./...
 
+# Conversion cost as ratios to same-run floors (see BENCHMARKS.md).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./engine/...
+	MVPCTL_BENCH=1 $(GO) test -count=1 -run TestConvertRatios -v ./engine | grep -v '^[-=]'
+	$(GO) test -run '^$$' -bench BenchmarkConvert -benchmem ./engine
 
 # Converts the seed example both ways with the bundled rules.
 example: build
