@@ -27,7 +27,9 @@ bench:
 
 # Converts the seed example both ways with the bundled rules.
 example: build
+	@echo '# testdata/examples/seed/customresource-v1alpha1.yaml converted to v1beta1:'
 	$(BIN)/mvpctl convert --rules testdata/examples/seed/mvp-rules.yaml -f testdata/examples/seed/customresource-v1alpha1.yaml --output-version myapps.example.com/v1beta1
+	@echo '# ... and back to v1alpha1 (identical to the input):'
 	$(BIN)/mvpctl convert --rules testdata/examples/seed/mvp-rules.yaml -f testdata/examples/seed/customresource-v1alpha1.yaml --output-version myapps.example.com/v1beta1 \
 	  | $(BIN)/mvpctl convert --rules testdata/examples/seed/mvp-rules.yaml -f - --output-version myapps.example.com/v1alpha1
 
