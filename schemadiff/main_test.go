@@ -1,5 +1,10 @@
 package schemadiff_test
 
-import "flag"
+import (
+	"errors"
+	"flag"
+)
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/schemadiff")
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
