@@ -1,0 +1,107 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mvpctl/mvpctl/engine"
+)
+
+// TestConverter_ConcurrentUse converts from many goroutines with one
+// converter per executor; run under -race it proves the compiled programs
+// and the converter share nothing mutable.
+func TestConverter_ConcurrentUse(t *testing.T) {
+	in := loadBench(t)
+	want := string(in.new)
+	for _, ex := range []engine.Executor{engine.Native, engine.JQ} {
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 20; i++ {
+					out, err := convertBytes(in.conv[ex], in.old, benchTo)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if string(out) != want {
+						errs <- errors.New("concurrent conversion gave a different result")
+						return
+					}
+					back, err := convertBytes(in.conv[ex], out, benchFrom)
+					if err != nil || !jsonEqual(t, back, in.old) {
+						errs <- errors.New("concurrent round trip differs")
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("executor %d: %v", ex, err)
+		}
+	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	oa, err1 := engine.DecodeObject(a)
+	ob, err2 := engine.DecodeObject(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	x, _ := engine.EncodeObject(oa)
+	y, _ := engine.EncodeObject(ob)
+	return string(x) == string(y)
+}
+
+func TestConverter_ContextCancelled(t *testing.T) {
+	in := loadBench(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, ex := range []engine.Executor{engine.Native, engine.JQ} {
+		obj, _ := engine.DecodeObject(in.old)
+		if _, err := in.conv[ex].Convert(ctx, obj, benchTo); !errors.Is(err, context.Canceled) {
+			t.Errorf("executor %d: got %v, want context.Canceled", ex, err)
+		}
+	}
+}
+
+func TestConverter_NoRuleWarnsAndPassesThrough(t *testing.T) {
+	var warnings []string
+	c, err := engine.Load(engine.Options{Warn: func(m string) { warnings = append(warnings, m) }}, "../testdata/examples/seed/mvp-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "cfg", "namespace": "shop"}, "data": map[string]any{"a": "b"}}
+	out, err := c.Convert(context.Background(), obj, schema.GroupVersion{Group: "myapps.example.com", Version: "v1beta1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out["apiVersion"] != "v1" {
+		t.Errorf("object changed: %v", out)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "ConfigMap shop/cfg") || !strings.Contains(warnings[0], `"configmaps"`) {
+		t.Errorf("warnings = %q", warnings)
+	}
+}
+
+func TestConverter_NoPath(t *testing.T) {
+	c, err := engine.Load(engine.Options{}, "../testdata/examples/seed/mvp-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{"apiVersion": "myapps.example.com/v1alpha1", "kind": "CustomResource", "metadata": map[string]any{"name": "x"}}
+	_, err = c.Convert(context.Background(), obj, schema.GroupVersion{Group: "myapps.example.com", Version: "v2"})
+	var np *engine.NoPathError
+	if !errors.As(err, &np) || err.Error() != "no rules convert customresources from myapps.example.com/v1alpha1 to myapps.example.com/v2" {
+		t.Errorf("got %v", err)
+	}
+}
