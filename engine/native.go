@@ -723,10 +723,12 @@ func commonLen(q, t []any) int {
 	return m
 }
 
-// emptyish is mvp_empty: an object or array that holds nothing but empty
-// objects and arrays.
+// emptyish is mvp_empty: null, or an object or array that holds nothing
+// but such values.
 func emptyish(v any) bool {
 	switch v := v.(type) {
+	case nil:
+		return true
 	case map[string]any:
 		for _, e := range v {
 			if !emptyish(e) {

@@ -145,8 +145,10 @@ def mvp_common($q; $t):
   ([$q, $t] | map(length) | min) as $m
   | [range(0; $m) | select($q[.] != $t[.])] | first // $m;
 
-# mvp_empty: an object or array that holds nothing but empty objects and arrays.
-def mvp_empty: (type == "object" or type == "array") and all(.[]; mvp_empty);
+# mvp_empty: null, or an object or array that holds nothing but such values
+# (what moves leave behind: empty parents, and nulls where setpath grew an
+# array).
+def mvp_empty: . == null or ((type == "object" or type == "array") and all(.[]; mvp_empty));
 
 # mvp_prune($q; $t): after moving $q to $t, drop objects that the move left
 # empty, up to the deepest common parent of $q and $t.
@@ -164,7 +166,7 @@ def mvp_prune($q; $t):
 # existed before, or a parent the move created that the move back cannot
 # prune, such as an array), the topmost such parent member is kept in
 # round-trip data; the other direction puts it back after its prune, as
-# long as nothing but empty objects and arrays is there.
+# long as nothing but empty objects, arrays and nulls is there.
 def mvp_move($i; $from; $to):
   .d[$i] as $d
   | reduce (.o | mvp_expand($from)) as $q (.;
