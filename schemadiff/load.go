@@ -412,14 +412,24 @@ func listExtensions(raw json.RawMessage) (map[string]map[string]any, error) {
 
 // addV3 reads an OpenAPI 3 document such as /openapi/v3/apis/apps/v1.
 func (s *Spec) addV3(name string, data []byte) error {
-	doc := &openapi3.T{}
-	if err := doc.UnmarshalJSON(data); err != nil {
+	// As for v2, only the schemas go through kin-openapi: resolving every
+	// operation of a group-version document costs more than the schemas.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
 		return jsonError(name, data, err)
 	}
-	if doc.Components != nil {
-		if err := resolveRefs(doc); err != nil {
-			return refError(name, data, err, "#/components/schemas/")
-		}
+	paths, err := listExtensions(top["paths"])
+	if err != nil {
+		return jsonError(name, data, fmt.Errorf("paths: %w", err))
+	}
+	top["paths"] = json.RawMessage("{}")
+	trimmed, err := json.Marshal(top)
+	if err != nil {
+		return &LoadError{Source: name, Err: err}
+	}
+	doc := &openapi3.T{}
+	if err := doc.UnmarshalJSON(trimmed); err != nil {
+		return &LoadError{Source: name, Err: err}
 	}
 	if doc.Info != nil {
 		s.setInfo(doc.Info.Title, doc.Info.Version)
@@ -429,13 +439,8 @@ func (s *Spec) addV3(name string, data []byte) error {
 		// directory that is normal, alone it is an empty dump.
 		return nil
 	}
-	paths := map[string]map[string]any{}
-	if doc.Paths != nil {
-		for p, item := range doc.Paths.Map() {
-			if item != nil && item.Get != nil {
-				paths[p] = item.Get.Extensions
-			}
-		}
+	if err := resolveRefs(doc); err != nil {
+		return refError(name, data, err, "#/components/schemas/")
 	}
 	s.indexDefinitions(doc.Components.Schemas, resourcesFromPaths(paths))
 	return nil
