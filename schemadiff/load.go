@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -101,35 +102,66 @@ func readFile(name string) ([]byte, error) {
 	return data, nil
 }
 
+// loadDir reads every .json and .yaml file below dir, in lexical order, so
+// that a saved /openapi/v3 tree (api/v1.json, apis/apps/v1.json) loads as
+// well as kubectl's flat file names.
 func loadDir(dir string) (*Spec, error) {
-	entries, err := os.ReadDir(dir)
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir && strings.HasPrefix(e.Name(), ".") {
+			if e.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !e.IsDir() && isDumpFile(e.Name()) {
+			files = append(files, p)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, &LoadError{Source: dir, Err: unwrapPathError(err)}
 	}
+	if len(files) == 0 {
+		return nil, &LoadError{Source: dir, Err: errors.New("empty dump: no .json or .yaml files")}
+	}
 	spec := &Spec{Source: dir}
-	var n int
-	for _, e := range entries { // ReadDir sorts by name
-		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || !isDumpFile(name) {
-			continue
-		}
-		n++
-		p := filepath.Join(dir, name)
+	for _, p := range files {
 		data, err := readFile(p)
 		if err != nil {
 			return nil, err
+		}
+		if isOpenAPIV3Index(data) {
+			continue // GET /openapi/v3: the list of documents, not one
 		}
 		if err := spec.addDocument(p, data); err != nil {
 			return nil, err
 		}
 	}
-	if n == 0 {
-		return nil, &LoadError{Source: dir, Err: errors.New("empty dump: no .json or .yaml files")}
-	}
 	if len(spec.Kinds) == 0 {
 		return nil, &LoadError{Source: dir, Err: errors.New("empty dump: no Kubernetes kinds in any file")}
 	}
 	return spec, nil
+}
+
+// isOpenAPIV3Index recognises the /openapi/v3 discovery document
+// ({"paths": {"apis/apps/v1": {"serverRelativeURL": ...}}}).
+func isOpenAPIV3Index(data []byte) bool {
+	var idx struct {
+		OpenAPI string                     `json:"openapi"`
+		Paths   map[string]json.RawMessage `json:"paths"`
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' || json.Unmarshal(data, &idx) != nil || idx.OpenAPI != "" || len(idx.Paths) == 0 {
+		return false
+	}
+	for _, v := range idx.Paths {
+		return bytes.Contains(v, []byte(`"serverRelativeURL"`))
+	}
+	return false
 }
 
 func isDumpFile(name string) bool {

@@ -53,6 +53,12 @@ func TestLoad_Formats(t *testing.T) {
 	os.WriteFile(filepath.Join(mixed, "a.json"), gunzip(t, td("k8s", "v1.36.3-v3", "apis__autoscaling__v1_openapi.json.gz")), 0o644)
 	os.WriteFile(filepath.Join(mixed, "b.yaml"), crdYAML, 0o644)
 	os.WriteFile(filepath.Join(mixed, "README.md"), []byte("not a dump"), 0o644)
+	// A saved /openapi/v3 tree with its index document, as e2e dumps are.
+	tree := filepath.Join(dir, "tree")
+	os.MkdirAll(filepath.Join(tree, "openapi", "v3", "apis", "autoscaling"), 0o755)
+	os.WriteFile(filepath.Join(tree, "openapi", "v3.json"), []byte(`{"paths": {"apis/autoscaling/v2": {"serverRelativeURL": "/openapi/v3/apis/autoscaling/v2?hash=1"}}}`), 0o644)
+	os.WriteFile(filepath.Join(tree, "openapi", "v3", "apis", "autoscaling", "v2.json"), gunzip(t, td("k8s", "v1.36.3-v3", "apis__autoscaling__v2_openapi.json.gz")), 0o644)
+	os.WriteFile(filepath.Join(tree, "openapi", "v3", "apis", "autoscaling", ".hidden.json"), []byte("not json"), 0o644)
 	v1beta1CRD := filepath.Join(dir, "v1beta1-crd.yaml")
 	os.WriteFile(v1beta1CRD, []byte(`apiVersion: apiextensions.k8s.io/v1beta1
 kind: CustomResourceDefinition
@@ -84,6 +90,7 @@ spec:
 		{td("k8s", "v1.21.0-swagger.json.gz"), schemadiff.FormatOpenAPIV2, []string{"extensions/v1beta1 Ingress", "networking.k8s.io/v1beta1 Ingress", "apiextensions.k8s.io/v1beta1 CustomResourceDefinition"}, 19},
 		{td("k8s", "v1.35.4-v3"), schemadiff.FormatOpenAPIV3, []string{"scheduling.k8s.io/v1alpha1 Workload", "autoscaling/v2 HorizontalPodAutoscaler"}, 4},
 		{v3, schemadiff.FormatOpenAPIV3, []string{"autoscaling/v2 HorizontalPodAutoscaler"}, 1},
+		{tree, schemadiff.FormatOpenAPIV3, []string{"autoscaling/v2 HorizontalPodAutoscaler"}, 1},
 		{crdFile, schemadiff.FormatCRD, []string{"cluster.x-k8s.io/v1beta1 MachineHealthCheck", "cluster.x-k8s.io/v1beta2 MachineHealthCheck"}, 2},
 		{mixed, schemadiff.FormatOpenAPIV3 + "+" + schemadiff.FormatCRD, []string{"autoscaling/v1 HorizontalPodAutoscaler", "cluster.x-k8s.io/v1beta2 MachineHealthCheck"}, 3},
 		{v1beta1CRD, schemadiff.FormatCRD, []string{"example.com/v1alpha1 Widget", "example.com/v1beta1 Widget"}, 2},
