@@ -48,8 +48,9 @@ type Converter struct {
 	edges map[nodeKey][]*rules.Program
 	// kinds maps a kind named on a rule to its resource.
 	kinds map[string]string
-	// resources lists the resources any rule mentions.
-	resources map[string]bool
+	// resources lists the group/resources any rule mentions, in either
+	// version's group.
+	resources map[schema.GroupResource]bool
 }
 
 type nodeKey struct {
@@ -59,10 +60,11 @@ type nodeKey struct {
 
 // NewConverter prepares compiled rules for conversion.
 func NewConverter(compiled []*rules.Compiled, opts Options) *Converter {
-	c := &Converter{opts: opts, rules: compiled, edges: map[nodeKey][]*rules.Program{}, kinds: map[string]string{}, resources: map[string]bool{}}
+	c := &Converter{opts: opts, rules: compiled, edges: map[nodeKey][]*rules.Program{}, kinds: map[string]string{}, resources: map[schema.GroupResource]bool{}}
 	for _, r := range compiled {
 		res := r.Rule.Resource
-		c.resources[res] = true
+		c.resources[schema.GroupResource{Group: r.Rule.APIGroup, Resource: res}] = true
+		c.resources[schema.GroupResource{Group: r.Rule.TargetGroup(), Resource: res}] = true
 		if r.Rule.Kind != "" {
 			c.kinds[r.Rule.Kind] = res
 		}
@@ -167,18 +169,18 @@ func (c *Converter) Path(gvk schema.GroupVersionKind, to schema.GroupVersion) (p
 	return nil, resource, true, &NoPathError{Resource: resource, From: from, To: to}
 }
 
-// resourceFor finds the resource of a kind: named on a rule, resolved, or guessed.
+// resourceFor finds the resource of a kind (named on a rule, resolved, or
+// guessed) and whether a rule converts it in the kind's group.
 func (c *Converter) resourceFor(gvk schema.GroupVersionKind) (string, bool) {
-	if res, ok := c.kinds[gvk.Kind]; ok {
-		return res, true
+	res, ok := c.kinds[gvk.Kind]
+	if !ok && c.opts.Resolver != nil {
+		res, ok = c.opts.Resolver(gvk)
 	}
-	if c.opts.Resolver != nil {
-		if res, ok := c.opts.Resolver(gvk); ok {
-			return res, c.resources[res]
-		}
+	if !ok {
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		res = plural.Resource
 	}
-	plural, _ := meta.UnsafeGuessKindToResource(gvk)
-	return plural.Resource, c.resources[plural.Resource]
+	return res, c.resources[schema.GroupResource{Group: gvk.Group, Resource: res}]
 }
 
 // Convert converts one object, a list (every item) or a watch event
