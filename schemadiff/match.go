@@ -150,10 +150,16 @@ func scoreMove(o, n *node, work string) (moveCand, bool) {
 		add(0.1, "int-or-string split into %s", childNames(n))
 	case o.Type == n.Type && (o.Type == TypeObject || o.Type == TypeArray || o.Type == TypeMap):
 		sim := structureSimilarity(o, n)
-		if sim < 0.3 && !(len(o.children) == 0 && len(n.children) == 0) {
+		found := leafContainment(o, n)
+		if sim < 0.3 && found < 0.8 && !(len(o.children) == 0 && len(n.children) == 0) {
 			return c, false
 		}
 		add(0.35*sim, "structure %.0f%% alike", sim*100)
+		if found >= 0.8 && sim < 0.5 {
+			// Its fields were renamed inside, or the new one grew: the old
+			// leaves are all there by name (podGroups → podGroupTemplates).
+			add(0.2*found, "%.0f%% of its fields found below by name", found*100)
+		}
 		if o.Ref != "" && shortRef(o.Ref) == shortRef(n.Ref) {
 			add(0.15, "both are %s", shortRef(o.Ref))
 		}
@@ -294,6 +300,31 @@ func structureSimilarity(a, b *node) float64 {
 		return 1
 	}
 	return jaccard(sa, sb)
+}
+
+// leafContainment is the share of a's leaf names (with types) that b's
+// subtree has somewhere; 0 for subtrees of fewer than two leaves.
+func leafContainment(a, b *node) float64 {
+	names := func(r *node) map[string]bool {
+		m := map[string]bool{}
+		r.walk(func(x *node) {
+			if x != r && x.children == nil && x.elem == nil {
+				m[x.name+" "+x.Type] = true
+			}
+		})
+		return m
+	}
+	na, nb := names(a), names(b)
+	if len(na) < 2 {
+		return 0
+	}
+	in := 0
+	for k := range na {
+		if nb[k] {
+			in++
+		}
+	}
+	return float64(in) / float64(len(na))
 }
 
 func jaccard(a, b map[string]bool) float64 {

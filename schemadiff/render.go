@@ -24,13 +24,14 @@ func (d *Draft) YAML() []byte {
 		fmt.Fprintf(&w, "# %d TODO(s) to review.\n", n)
 	}
 	r := d.Rules
+	if len(r.Spec.APIMigrationRules) == 0 && len(r.Spec.APIRoutingRules) == 0 {
+		// A rules document must hold a rule: say why there is none instead.
+		w.WriteString("# Nothing to migrate: the new dump serves every kind of the old one at the same\n# version, so no TransformationRules are needed.\n")
+		return w.Bytes()
+	}
 	fmt.Fprintf(&w, "apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n", r.APIVersion, r.Kind, scalarYAML(r.Metadata.Name))
 	w.WriteString("spec:\n")
-	if len(r.Spec.APIMigrationRules) == 0 {
-		w.WriteString("  apiMigrationRules: []\n")
-	} else {
-		w.WriteString("  apiMigrationRules:\n")
-	}
+	w.WriteString("  apiMigrationRules:\n")
 	for i, mr := range r.Spec.APIMigrationRules {
 		fmt.Fprintf(&w, "  - apiGroup: %s\n", scalarYAML(mr.APIGroup))
 		if mr.ToAPIGroup != "" {
@@ -42,9 +43,13 @@ func (d *Draft) YAML() []byte {
 		}
 		fmt.Fprintf(&w, "    fromVersion: %s\n    toVersion: %s\n", scalarYAML(mr.FromVersion), scalarYAML(mr.ToVersion))
 		todos := d.todosOf(i)
-		if len(mr.Transformations) == 0 {
+		switch {
+		case len(mr.Transformations) == 0 && len(todos) == 0:
 			w.WriteString("    transformations: []\n")
-		} else {
+		case len(mr.Transformations) == 0:
+			// Only commented suggestions follow: null until one is accepted.
+			w.WriteString("    transformations:\n")
+		default:
 			w.WriteString("    transformations:\n")
 		}
 		for j := 0; j <= len(mr.Transformations); j++ {

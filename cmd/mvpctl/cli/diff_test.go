@@ -10,7 +10,26 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/mvpctl/mvpctl/rules"
 )
+
+// checkRules requires generated rules to parse, validate and compile.
+func checkRules(t *testing.T, name string, data []byte) {
+	t.Helper()
+	rs, err := rules.Parse(name, data)
+	if err != nil {
+		t.Errorf("%s: generated rules do not parse: %v", name, err)
+		return
+	}
+	if errs := rs.Validate(); len(errs) > 0 {
+		t.Errorf("%s: generated rules are invalid: %v", name, errs)
+		return
+	}
+	if _, err := rules.Compile(rs, rules.CompileOptions{}); err != nil {
+		t.Errorf("%s: generated rules do not compile: %v", name, err)
+	}
+}
 
 // TestSchemadiffCLI runs the cases of testdata/schemadiff/cli/*.txtar: the
 // "args" section is one command line (mvpctl omitted), with $TESTDATA for
@@ -69,6 +88,9 @@ func TestSchemadiffCLI(t *testing.T) {
 						continue
 					}
 					g = unexpand(string(b))
+				}
+				if strings.HasPrefix(g, "# Drafted by mvpctl generate-rules") && strings.Contains(g, "\napiVersion: ") {
+					checkRules(t, f.Name, []byte(g))
 				}
 				if diff := cmp.Diff(string(f.Data), g); diff != "" {
 					if *updateSchemadiff {
