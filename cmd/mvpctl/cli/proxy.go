@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -46,6 +47,7 @@ type proxyOptions struct {
 	WriteKubeconfig string // path of a kubeconfig for clients of the proxy
 
 	MetricsListen     string // /metrics and /debug/capabilities; empty: off
+	Profiling         bool   // /debug/pprof on the metrics address
 	LogFormat         string // text or json
 	LogLevel          string // debug, info, warn, error
 	RefreshInterval   time.Duration
@@ -98,6 +100,7 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "CA that verifies client certificates; their user and groups are impersonated")
 	f.StringVar(&opts.WriteKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the proxy here (server, CA, and the --kubeconfig's user)")
 	f.StringVar(&opts.MetricsListen, "metrics-listen", "", "address for /metrics and /debug/capabilities; default: off")
+	f.BoolVar(&opts.Profiling, "profiling", false, "serve /debug/pprof on the --metrics-listen address")
 	f.StringVar(&opts.LogFormat, "log-format", opts.LogFormat, "log format: text or json")
 	f.StringVar(&opts.LogLevel, "log-level", opts.LogLevel, "log level: debug (one line per request), info, warn or error")
 	f.DurationVar(&opts.RefreshInterval, "refresh-interval", 30*time.Second, "how often each server's discovery is read again")
@@ -188,6 +191,12 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 		mux.Handle("/metrics", p.MetricsHandler())
 		mux.Handle("/debug/capabilities", p.DebugHandler())
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+		if opts.Profiling {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { errc <- msrv.Serve(mln) }()
 		go func() { <-ctx.Done(); msrv.Close() }()
