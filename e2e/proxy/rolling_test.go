@@ -76,7 +76,7 @@ func TestProxy_RollingUpgradeUnderLoad(t *testing.T) {
 			} else {
 				cfg = roundRobinConfig(cp)
 			}
-			res := runRollingUpgrade(t, cp, cfg)
+			res := runRollingUpgrade(t, cp, cfg, newVersion)
 			res.mode = m.name
 			results = append(results, res)
 			t.Logf("%s: %d requests, %d watch sessions, %d client-visible errors %v", m.name, res.requests.Load(), res.watches.Load(), res.total(), res.kinds())
@@ -183,9 +183,11 @@ func classify(op string, err error) string {
 	return "connection error on " + op
 }
 
-// runRollingUpgrade starts the load, replaces every server by v1.36.3 one at
-// a time, and stops the load once the last one has served a while.
-func runRollingUpgrade(t *testing.T, cp *framework.ControlPlane, cfg *rest.Config) *loadResult {
+// runRollingUpgrade starts the load, replaces every server by one of version
+// to, one at a time, and stops the load once the last one has served a
+// while. MutatingAdmissionPolicies join the load once the first server runs
+// v1.36.
+func runRollingUpgrade(t *testing.T, cp *framework.ControlPlane, cfg *rest.Config, to string) *loadResult {
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 	cfg = rest.CopyConfig(cfg)
@@ -214,14 +216,14 @@ func runRollingUpgrade(t *testing.T, cp *framework.ControlPlane, cfg *rest.Confi
 	time.Sleep(settle)
 	for i := range cp.Servers() {
 		start := time.Now()
-		s, err := cp.Replace(ctx, i, newVersion)
+		s, err := cp.Replace(ctx, i, to)
 		if err != nil {
 			stopLoad()
 			wg.Wait()
 			t.Fatalf("replacing server %d: %v", i, err)
 		}
 		t.Logf("server %d replaced by %s in %s (ready after %s)", i, s.Version, time.Since(start).Round(time.Millisecond), s.ReadyAfter.Round(time.Millisecond))
-		if i == 0 {
+		if i == 0 && to == newVersion {
 			mapServed.Store(true)
 		}
 		time.Sleep(settle)
