@@ -189,11 +189,11 @@ func (s *Spec) addDocument(name string, data []byte) error {
 		return &LoadError{Source: name, Err: errors.New("empty dump: the file is empty")}
 	}
 	if trimmed[0] == '{' {
-		var p probe
-		if err := json.Unmarshal(trimmed, &p); err != nil {
+		top, p, err := parseTop(data)
+		if err != nil {
 			return jsonError(name, data, err)
 		}
-		return s.addJSON(name, data, p)
+		return s.addJSON(name, data, top, p)
 	}
 	docs, err := splitYAML(name, data)
 	if err != nil {
@@ -203,11 +203,11 @@ func (s *Spec) addDocument(name string, data []byte) error {
 		return &LoadError{Source: name, Err: errors.New("empty dump: no YAML documents")}
 	}
 	for _, d := range docs {
-		var p probe
-		if err := json.Unmarshal(d.json, &p); err != nil {
+		top, p, err := parseTop(d.json)
+		if err != nil {
 			return &LoadError{Source: name, Line: d.line, Err: err}
 		}
-		if err := s.addJSON(name, d.json, p); err != nil {
+		if err := s.addJSON(name, d.json, top, p); err != nil {
 			var le *LoadError
 			if errors.As(err, &le) && le.Line == 0 {
 				le.Line = d.line
@@ -218,20 +218,54 @@ func (s *Spec) addDocument(name string, data []byte) error {
 	return nil
 }
 
-func (s *Spec) addJSON(name string, data []byte, p probe) error {
+// parseTop splits a JSON object into its members in one pass and reads the
+// members that tell documents apart.
+func parseTop(data []byte) (map[string]json.RawMessage, probe, error) {
+	var top map[string]json.RawMessage
+	var p probe
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, p, err
+	}
+	for k, dst := range map[string]*string{"swagger": &p.Swagger, "openapi": &p.OpenAPI, "kind": &p.Kind, "apiVersion": &p.APIVersion} {
+		if raw, ok := top[k]; ok {
+			_ = json.Unmarshal(raw, dst) // a non-string is "not this format"
+		}
+	}
+	p.Items = top["items"]
+	return top, p, nil
+}
+
+// joinTop writes members back as one JSON object, without re-validating them.
+func joinTop(top map[string]json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range sortedKeys(top) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(top[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func (s *Spec) addJSON(name string, data []byte, top map[string]json.RawMessage, p probe) error {
 	switch {
 	case p.Swagger != "":
 		if !strings.HasPrefix(p.Swagger, "2.") {
 			return &LoadError{Source: name, Err: fmt.Errorf("unsupported swagger version %q", p.Swagger)}
 		}
 		s.noteFormat(FormatOpenAPIV2)
-		return s.addV2(name, data)
+		return s.addV2(name, data, top)
 	case p.OpenAPI != "":
 		if !strings.HasPrefix(p.OpenAPI, "3.") {
 			return &LoadError{Source: name, Err: fmt.Errorf("unsupported openapi version %q", p.OpenAPI)}
 		}
 		s.noteFormat(FormatOpenAPIV3)
-		return s.addV3(name, data)
+		return s.addV3(name, data, top)
 	case p.Kind == "CustomResourceDefinition":
 		s.noteFormat(FormatCRD)
 		return s.addCRD(name, data)
@@ -241,8 +275,8 @@ func (s *Spec) addJSON(name string, data []byte, p probe) error {
 			return &LoadError{Source: name, Err: err}
 		}
 		for _, it := range items {
-			var ip probe
-			if err := json.Unmarshal(it, &ip); err != nil {
+			_, ip, err := parseTop(it)
+			if err != nil {
 				return &LoadError{Source: name, Err: err}
 			}
 			if ip.Kind != "CustomResourceDefinition" {
@@ -375,23 +409,16 @@ func jsonCompatible(v any) any {
 
 // addV2 reads a Swagger 2.0 document: its definitions become OpenAPI 3
 // schemas (kin-openapi's converter), its list operations name the resources.
-func (s *Spec) addV2(name string, data []byte) error {
+func (s *Spec) addV2(name string, data []byte, top map[string]json.RawMessage) error {
 	// Paths are most of a Kubernetes swagger.json and only the list
 	// operations' extensions matter here: read them with a light decoder and
 	// hand kin-openapi the rest.
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return jsonError(name, data, err)
-	}
 	paths, err := listExtensions(top["paths"])
 	if err != nil {
 		return jsonError(name, data, fmt.Errorf("paths: %w", err))
 	}
 	delete(top, "paths")
-	trimmed, err := json.Marshal(top)
-	if err != nil {
-		return &LoadError{Source: name, Err: err}
-	}
+	trimmed := joinTop(top)
 	var doc openapi2.T
 	if err := openapi2.UnmarshalFromData(trimmed, &doc); err != nil {
 		return &LoadError{Source: name, Err: err}
@@ -443,22 +470,15 @@ func listExtensions(raw json.RawMessage) (map[string]map[string]any, error) {
 }
 
 // addV3 reads an OpenAPI 3 document such as /openapi/v3/apis/apps/v1.
-func (s *Spec) addV3(name string, data []byte) error {
+func (s *Spec) addV3(name string, data []byte, top map[string]json.RawMessage) error {
 	// As for v2, only the schemas go through kin-openapi: resolving every
 	// operation of a group-version document costs more than the schemas.
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return jsonError(name, data, err)
-	}
 	paths, err := listExtensions(top["paths"])
 	if err != nil {
 		return jsonError(name, data, fmt.Errorf("paths: %w", err))
 	}
 	top["paths"] = json.RawMessage("{}")
-	trimmed, err := json.Marshal(top)
-	if err != nil {
-		return &LoadError{Source: name, Err: err}
-	}
+	trimmed := joinTop(top)
 	doc := &openapi3.T{}
 	if err := doc.UnmarshalJSON(trimmed); err != nil {
 		return &LoadError{Source: name, Err: err}

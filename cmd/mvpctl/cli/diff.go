@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -75,13 +76,18 @@ func loadAndDiff(ctx context.Context, oldSrc, newSrc string, opts schemadiff.Opt
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	old, err := schemadiff.Load(ctx, oldSrc)
-	if err != nil {
-		return nil, inputError(err)
+	// The two dumps load in parallel; an error of OLD is reported first.
+	var old, nw *schemadiff.Spec
+	var oldErr, newErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { old, oldErr = schemadiff.Load(ctx, oldSrc) })
+	nw, newErr = schemadiff.Load(ctx, newSrc)
+	wg.Wait()
+	if oldErr != nil {
+		return nil, inputError(oldErr)
 	}
-	nw, err := schemadiff.Load(ctx, newSrc)
-	if err != nil {
-		return nil, inputError(err)
+	if newErr != nil {
+		return nil, inputError(newErr)
 	}
 	r := schemadiff.Diff(old, nw, opts)
 	if opts.Group != "" && len(r.Kinds.Kept)+len(r.Kinds.Deleted) == 0 {
