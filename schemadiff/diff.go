@@ -333,17 +333,15 @@ type cand struct {
 // compare records how o (old, at work path) and n (new) differ and descends.
 func (d *SchemaDiff) compare(sc *scope, o, n *node, work string) {
 	if o.Ref != "" && o.Ref == n.Ref && !o.Recursive && !n.Recursive {
-		if o.fingerprint() == n.fingerprint() {
+		// A definition that keeps its name across the pair is shared by the
+		// two versions (Kubernetes names a version's own types after its
+		// package: io.k8s.api.networking.v1beta1.X), so a difference is a
+		// change of the release, not of the version.
+		if isMetaRef(o.Ref) || o.fingerprint() == n.fingerprint() {
 			return
 		}
-		if isMetaRef(o.Ref) {
-			return
-		}
-		if isSharedRef(o.Ref) {
-			a, dl := countOnlyIn(n, o), countOnlyIn(o, n)
-			d.Shared = append(d.Shared, &SharedDiff{Path: n.Path, Ref: o.Ref, Added: a, Deleted: dl})
-			return
-		}
+		d.Shared = append(d.Shared, &SharedDiff{Path: n.Path, Ref: o.Ref, Added: countOnlyIn(n, o), Deleted: countOnlyIn(o, n)})
+		return
 	}
 	if fd := fieldDiff(o, n); fd != nil {
 		if o.Path != n.Path {
@@ -377,12 +375,6 @@ func (d *SchemaDiff) compare(sc *scope, o, n *node, work string) {
 		d.compare(sc, o.elem, n.elem, work+o.elem.name)
 	}
 }
-
-// isSharedRef reports whether a definition is shared by the versions of a
-// kind rather than being one version's own type: Kubernetes names a
-// version's types after its package (io.k8s.api.networking.v1beta1.X), and a
-// definition that keeps its name across the pair is by construction shared.
-func isSharedRef(ref string) bool { return ref != "" }
 
 // isMetaRef reports apimachinery's meta types (ObjectMeta, ListMeta), which
 // every kind shares and no version conversion touches.
