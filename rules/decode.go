@@ -296,7 +296,7 @@ func Parse(file string, data []byte) (*RuleSet, error) {
 		}
 		d := &Document{File: file, Index: i, source: lines, values: map[string]pos{}, keys: map[string]pos{}, styles: map[string]yaml.Style{}}
 		d.Rules = &TransformationRules{}
-		dc := &decoder{doc: d}
+		dc := &decoder{doc: d, budget: maxNodes, aliasBudget: maxAliasNodes, expanding: map[*yaml.Node]bool{}}
 		dc.decode(root, reflect.ValueOf(d.Rules).Elem(), nil)
 		errs = append(errs, dc.errs...)
 		rs.Documents = append(rs.Documents, d)
@@ -329,9 +329,51 @@ func syntaxError(file string, lines []string, err error) error {
 	return ErrorList{e}
 }
 
+// maxNodes bounds the YAML nodes of one document, and maxAliasNodes the
+// nodes reached through aliases, so that an alias bomb is an error rather
+// than a hang.
+const (
+	maxNodes      = 1 << 20
+	maxAliasNodes = 10000
+)
+
 type decoder struct {
 	doc  *Document
 	errs ErrorList
+	// budget counts down the nodes still allowed; expanding holds the
+	// anchors being expanded, to reject recursive aliases.
+	budget    int
+	expanding map[*yaml.Node]bool
+	exhausted bool
+	// aliasBudget counts down the nodes allowed inside alias expansions.
+	aliasBudget int
+}
+
+// enter resolves an alias and charges the node to the budget; ok is false
+// (after recording an error) for a recursive alias or an exhausted budget.
+// leave must be called when ok.
+func (dc *decoder) enter(n *yaml.Node, fld *field.Path) (resolved *yaml.Node, leave func(), ok bool) {
+	dc.budget--
+	if len(dc.expanding) > 0 {
+		dc.aliasBudget--
+	}
+	if dc.budget < 0 || dc.aliasBudget < 0 {
+		if !dc.exhausted {
+			dc.exhausted = true
+			dc.fail(n, field.Invalid(fldOrRoot(fld), field.OmitValueType{}, fmt.Sprintf("document too large: more than %d YAML nodes, or more than %d through aliases", maxNodes, maxAliasNodes)))
+		}
+		return nil, nil, false
+	}
+	if n.Kind != yaml.AliasNode {
+		return n, func() {}, true
+	}
+	target := n.Alias
+	if dc.expanding[target] {
+		dc.fail(n, field.Invalid(fldOrRoot(fld), "*"+n.Value, "recursive YAML alias"))
+		return nil, nil, false
+	}
+	dc.expanding[target] = true
+	return target, func() { delete(dc.expanding, target) }, true
 }
 
 func (dc *decoder) fail(n *yaml.Node, fe *field.Error) {
@@ -340,11 +382,16 @@ func (dc *decoder) fail(n *yaml.Node, fe *field.Error) {
 
 var valueType = reflect.TypeOf(Value{})
 
+// errAlreadyReported stops a conversion whose error the decoder recorded.
+var errAlreadyReported = errors.New("already reported")
+
 // decode fills v from n, recording positions and collecting errors.
 func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
+	n, leave, ok := dc.enter(n, fld)
+	if !ok {
+		return
 	}
+	defer leave()
 	key := fld.String()
 	if fld == nil {
 		key = ""
@@ -359,7 +406,10 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path) {
 		v = v.Elem()
 	}
 	if v.Type() == valueType {
-		val, err := nodeValue(n)
+		val, err := dc.nodeValue(n, fld)
+		if err == errAlreadyReported {
+			return
+		}
 		if err != nil {
 			dc.fail(n, field.Invalid(fld, n.Value, err.Error()))
 			return
@@ -519,10 +569,12 @@ func editDistance(a, b string) int {
 
 // nodeValue converts a YAML node to a JSON value, keeping numbers exact as
 // json.Number.
-func nodeValue(n *yaml.Node) (any, error) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
+func (dc *decoder) nodeValue(n *yaml.Node, fld *field.Path) (any, error) {
+	n, leave, ok := dc.enter(n, fld)
+	if !ok {
+		return nil, errAlreadyReported
 	}
+	defer leave()
 	switch n.Kind {
 	case yaml.ScalarNode:
 		switch n.Tag {
@@ -557,7 +609,7 @@ func nodeValue(n *yaml.Node) (any, error) {
 	case yaml.SequenceNode:
 		s := make([]any, len(n.Content))
 		for i, e := range n.Content {
-			v, err := nodeValue(e)
+			v, err := dc.nodeValue(e, fld)
 			if err != nil {
 				return nil, err
 			}
@@ -567,7 +619,7 @@ func nodeValue(n *yaml.Node) (any, error) {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			v, err := nodeValue(n.Content[i+1])
+			v, err := dc.nodeValue(n.Content[i+1], fld)
 			if err != nil {
 				return nil, err
 			}

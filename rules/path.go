@@ -245,7 +245,7 @@ func (p Path) jqSteps() string {
 		}
 		switch st.Kind {
 		case StepKey:
-			b.WriteString(strconv.Quote(st.Key))
+			b.WriteString(jqString(st.Key))
 		case StepIndex:
 			b.WriteString(strconv.Itoa(st.Index))
 		case StepWildcard:

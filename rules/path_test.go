@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -101,5 +102,16 @@ func TestLoad_SeedExampleVerbatim(t *testing.T) {
 	}
 	if _, err := Compile(rs, CompileOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestParse_AliasesAreBounded(t *testing.T) {
+	recursive := "apiVersion: mvp.k8s.io/v1\nkind: TransformationRules\nmetadata: {name: x}\nspec:\n  apiMigrationRules:\n  - &r {apiGroup: a, resource: b, fromVersion: v1, toVersion: v2, transformations: [{path: a, action: set, value: *r}]}\n"
+	bomb := "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nspec: {apiMigrationRules: [{transformations: [{value: *e}]}]}\n"
+	for name, in := range map[string]string{"recursive alias": recursive, "document too large": bomb} {
+		_, err := ParseAll(Source{Name: "r.yaml", Data: []byte(in)})
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: got %v", name, err)
+		}
 	}
 }
