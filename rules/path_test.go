@@ -108,7 +108,7 @@ func TestLoad_SeedExampleVerbatim(t *testing.T) {
 func TestParse_AliasesAreBounded(t *testing.T) {
 	recursive := "apiVersion: mvp.k8s.io/v1\nkind: TransformationRules\nmetadata: {name: x}\nspec:\n  apiMigrationRules:\n  - &r {apiGroup: a, resource: b, fromVersion: v1, toVersion: v2, transformations: [{path: a, action: set, value: *r}]}\n"
 	bomb := "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nspec: {apiMigrationRules: [{transformations: [{value: *e}]}]}\n"
-	for name, in := range map[string]string{"recursive alias": recursive, "document too large": bomb} {
+	for name, in := range map[string]string{"recursive YAML alias": recursive, "document too large": bomb} {
 		_, err := ParseAll(Source{Name: "r.yaml", Data: []byte(in)})
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: got %v", name, err)
