@@ -1,6 +1,7 @@
 package schemadiff
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -528,4 +529,13 @@ func decodeOrNil(s string) any {
 		return nil
 	}
 	return rawJSON(s)
+}
+
+// Summary says what changed: fields added and removed, or only their
+// attributes (types, enums, required).
+func (d *SharedDiff) Summary() string {
+	if d.Added == 0 && d.Deleted == 0 {
+		return d.Ref + " changed between the dumps: field attributes only"
+	}
+	return fmt.Sprintf("%s changed between the dumps: %d fields added, %d removed", d.Ref, d.Added, d.Deleted)
 }

@@ -141,7 +141,7 @@ func (d *Draft) addMigration(m *Migration) {
 		b.note("", fmt.Sprintf("the resource is %s in %s", m.ToResource, m.To.GroupVersion()))
 	}
 	for _, sh := range m.Schema.Shared {
-		b.note(sh.Path, fmt.Sprintf("shared definition %s changed between the dumps (%d fields added, %d removed): a release change, not a version change; no rule drafted", sh.Ref, sh.Added, sh.Deleted))
+		b.note(sh.Path, "shared definition "+sh.Summary()+": a release change, not a version change; no rule drafted")
 	}
 	for _, s := range m.Schema.steps {
 		b.step(s)

@@ -76,7 +76,7 @@ func changes(d *SchemaDiff) []change {
 		}
 	}
 	for _, sh := range d.Shared {
-		out = append(out, change{"shared", sh.Path, fmt.Sprintf("%s changed between the dumps: %d fields added, %d removed (no rule)", sh.Ref, sh.Added, sh.Deleted)})
+		out = append(out, change{"shared", sh.Path, sh.Summary() + " (no rule)"})
 	}
 	return out
 }
