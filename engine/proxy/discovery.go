@@ -175,22 +175,25 @@ func (p *Proxy) byNewest() []*backendState {
 			states = append(states, st)
 		}
 	}
-	slices.SortStableFunc(states, func(a, b *backendState) int {
-		switch {
-		case a.version == nil && b.version == nil:
-			return 0
-		case a.version == nil:
-			return 1
-		case b.version == nil:
-			return -1
-		case a.version.GreaterThan(b.version):
-			return -1
-		case b.version.GreaterThan(a.version):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(states, func(a, b *backendState) int { return compareVersions(b, a) })
 	return states
+}
+
+// compareVersions orders backend states by server version, unknown first.
+func compareVersions(a, b *backendState) int {
+	switch {
+	case a.version == nil && b.version == nil:
+		return 0
+	case a.version == nil:
+		return -1
+	case b.version == nil:
+		return 1
+	case a.version.GreaterThan(b.version):
+		return 1
+	case b.version.GreaterThan(a.version):
+		return -1
+	}
+	return 0
 }
 
 // buildUnion merges the discovery of every backend that has been read, ready

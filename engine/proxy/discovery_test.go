@@ -116,3 +116,15 @@ func TestWantsAggregated(t *testing.T) {
 		}
 	}
 }
+
+func TestProxy_OpenAPIV2FromNewestServer(t *testing.T) {
+	old := newFake(t, "old", "v1.35.4", "v1/configmaps")
+	neu := newFake(t, "new", "v1.36.3", "v1/configmaps")
+	_, srv := startProxy(t, Options{}, old, neu)
+	for range 10 {
+		code, _, body := doJSON(t, http.MethodGet, srv.URL+"/openapi/v2", "")
+		if code != http.StatusOK || answeredBy(t, body) != "new" {
+			t.Fatalf("/openapi/v2 = %d %s, want the newest server's", code, body)
+		}
+	}
+}

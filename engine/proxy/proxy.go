@@ -236,14 +236,15 @@ type route struct {
 	longRunning bool
 	decision    string
 
-	start    time.Time
-	sent     time.Time    // first upstream attempt began
-	received time.Time    // response headers arrived
-	status   int          // the backend's status code
-	body     *trackedBody // a streamed request body
-	backend  *backend     // the backend that answered (or failed last)
-	attempts int
-	err      error
+	start     time.Time
+	sent      time.Time    // first upstream attempt began
+	received  time.Time    // response headers arrived
+	status    int          // the backend's status code
+	body      *trackedBody // a streamed request body
+	bodyBytes []byte       // a request body kept in memory
+	backend   *backend     // the backend that answered (or failed last)
+	attempts  int
+	err       error
 }
 
 func routeFrom(ctx context.Context) *route {
@@ -343,6 +344,7 @@ func prepareReplay(r *http.Request, rt *route) error {
 			return err
 		}
 		if len(buf) <= replayLimit {
+			rt.bodyBytes = buf
 			r.ContentLength = int64(len(buf))
 			r.Body = io.NopCloser(bytes.NewReader(buf))
 			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }

@@ -443,3 +443,70 @@ func counterValue(t *testing.T, p *Proxy, label, value string) float64 {
 	}
 	return sum
 }
+
+// closingBackend answers GETs and closes the connection without an answer
+// for anything else, as a server closing an idle keep-alive connection does
+// to a request written at that moment.
+func closingBackend(t *testing.T) *fakeAPIServer {
+	f := newFake(t, "closing", "v1.36.3", "v1/configmaps")
+	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"backend":"closing"}`)
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		conn, _, _ := http.NewResponseController(w).Hijack()
+		conn.Close()
+	})
+	return f
+}
+
+func TestProxy_RetriesUnansweredRequestOnReusedConnection(t *testing.T) {
+	closing := closingBackend(t)
+	alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
+	p, srv := startProxy(t, Options{
+		HealthInterval: 1e9 * 3600,
+		RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+	}, closing, alive)
+	// Open a keep-alive connection to the closing backend.
+	if _, _, body := doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", ""); answeredBy(t, body) != "closing" {
+		t.Fatalf("GET answered by %s", body)
+	}
+	code, _, body := doJSON(t, http.MethodPut, srv.URL+cmPath+"/a", `{"kind":"ConfigMap","metadata":{"resourceVersion":"7"}}`)
+	var e echo
+	json.Unmarshal(body, &e)
+	if code != 200 || e.Backend != "alive" || e.Body != `{"kind":"ConfigMap","metadata":{"resourceVersion":"7"}}` {
+		t.Errorf("PUT = %d %s, want 200 from alive with the body", code, body)
+	}
+	if got := counterValue(t, p, "decision", "retried"); got != 1 {
+		t.Errorf("retried = %v, want 1", got)
+	}
+}
+
+func TestProxy_DoesNotRepeatJSONPatchOrGenerateName(t *testing.T) {
+	for _, tc := range []struct{ method, contentType, body string }{
+		{http.MethodPatch, "application/json-patch+json", `[{"op":"add","path":"/data/x","value":"1"}]`},
+		{http.MethodPost, "application/json", `{"kind":"ConfigMap","metadata":{"generateName":"x-"}}`},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			closing := closingBackend(t)
+			alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
+			_, srv := startProxy(t, Options{
+				HealthInterval: 1e9 * 3600,
+				RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+			}, closing, alive)
+			doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", "")
+			req, _ := http.NewRequest(tc.method, srv.URL+cmPath, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", tc.contentType)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadGateway || alive.hits.Load() != 0 {
+				t.Errorf("%s = %d with %d requests to alive, want 502 and none", tc.method, resp.StatusCode, alive.hits.Load())
+			}
+		})
+	}
+}

@@ -18,6 +18,11 @@ func (p *Proxy) candidates(key gvr, info *request.RequestInfo, r *http.Request) 
 	if !info.IsResourceRequest {
 		cands = p.readyBackends(nil)
 		p.order(cands, nil)
+		if info.Path == "/openapi/v2" {
+			// One document for the whole cluster: the newest server's
+			// describes the most (the union is not merged yet).
+			slices.SortStableFunc(cands, func(a, b *backend) int { return compareVersions(b.snapshot(), a.snapshot()) })
+		}
 		if doc, ok := strings.CutPrefix(info.Path, "/openapi/v3/"); ok {
 			if narrowed := openAPIV3Backends(cands, doc, r.URL.RequestURI()); len(narrowed) < len(cands) && len(narrowed) > 0 {
 				cands, decision = narrowed, decisionRerouted

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,8 +40,12 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if rt.identity && b.token != "" {
 			out.Header.Set("Authorization", "Bearer "+b.token)
 		}
-		var wrote atomic.Bool
-		trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(true) }}
+		var wrote, reused, answered atomic.Bool
+		trace := &httptrace.ClientTrace{
+			GotConn:              func(ci httptrace.GotConnInfo) { reused.Store(ci.Reused) },
+			WroteHeaders:         func() { wrote.Store(true) },
+			GotFirstResponseByte: func() { answered.Store(true) },
+		}
 		out = out.WithContext(httptrace.WithClientTrace(out.Context(), trace))
 
 		rt.backend = b
@@ -58,10 +63,11 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 				return nil, err
 			}
 			notSent := !wrote.Load()
-			if notSent {
+			unanswered := reused.Load() && !answered.Load() && isConnectionClosed(err)
+			if notSent || unanswered {
 				b.markDown(err.Error())
 			}
-			if (notSent || safeToRepeat(req)) && i+1 < len(rt.candidates) {
+			if (notSent || safeToRepeat(req) || unanswered && repeatableUnanswered(req, rt)) && i+1 < len(rt.candidates) {
 				rt.decision = decisionRetried
 				t.p.log.Debug("retrying on another backend", "backend", b.name, "path", req.URL.Path, "error", err)
 				continue
@@ -101,6 +107,38 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // the connection broke after it was written.
 func safeToRepeat(req *http.Request) bool {
 	return (req.Method == http.MethodGet || req.Method == http.MethodHead) && req.Header.Get("Upgrade") == ""
+}
+
+// isConnectionClosed: the server closed the connection (or reset it).
+func isConnectionClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// repeatableUnanswered decides whether a request written on a reused
+// connection that the server then closed without answering may go to
+// another server. kube-apiserver (Go's http.Server) closes a connection
+// without an answer only when it was idle, i.e. it had not read the request
+// (a graceful shutdown closing idle keep-alive connections races with a
+// request being written), when the request could not be read, or when the
+// process dies. Only the last case can have applied the request; a second
+// attempt is then harmless for an update (409, its resourceVersion no longer
+// matches), a delete (404) or a create with a name (409), and it is not made
+// where a repeat would change the outcome: JSON patches and generateName.
+func repeatableUnanswered(req *http.Request, rt *route) bool {
+	if !replayable(req) {
+		return false
+	}
+	switch req.Method {
+	case http.MethodPut, http.MethodDelete:
+		return true
+	case http.MethodPatch:
+		mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+		return mt != "application/json-patch+json"
+	case http.MethodPost:
+		return rt.bodyBytes != nil && !bytes.Contains(rt.bodyBytes, []byte(`"generateName"`))
+	}
+	return false
 }
 
 func replayable(req *http.Request) bool {
