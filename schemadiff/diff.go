@@ -416,7 +416,7 @@ func fieldDiff(o, n *node) *FieldDiff {
 	if o.parent != nil && n.parent != nil {
 		fd.Required = cmpBool(o.Required, n.Required)
 	}
-	if o.Default != n.Default {
+	if o.Default != n.Default && !(zeroDefault(o.Default) && zeroDefault(n.Default)) {
 		fd.Default = &ValueDiff{From: decodeOrNil(o.Default), To: decodeOrNil(n.Default)}
 	}
 	if e := enumDiff(o.Enum, n.Enum); !e.Empty() {
@@ -538,4 +538,15 @@ func (d *SharedDiff) Summary() string {
 		return d.Ref + " changed between the dumps: field attributes only"
 	}
 	return fmt.Sprintf("%s changed between the dumps: %d fields added, %d removed", d.Ref, d.Added, d.Deleted)
+}
+
+// zeroDefault reports no default or a zero-value one: Kubernetes' v3
+// documents give non-pointer fields default "" or {} where v2 gives none, and
+// neither changes what an object means.
+func zeroDefault(d string) bool {
+	switch d {
+	case "", `""`, "{}", "[]", "0", "false":
+		return true
+	}
+	return false
 }
