@@ -287,3 +287,41 @@ func TestDiff_SameDumpIsEmpty(t *testing.T) {
 		t.Errorf("diff of a dump with itself: %d deleted, %d added, %d migrations", len(r.Kinds.Deleted), len(r.Kinds.Added), len(r.Migrations))
 	}
 }
+
+func TestKind_Fields(t *testing.T) {
+	s, err := schemadiff.Load(context.Background(), td("k8s", "v1.22.0-swagger.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := s.Kinds[schemadiff.GVK{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}]
+	if k == nil {
+		t.Fatal("no networking.k8s.io/v1 Ingress")
+	}
+	got := map[string]*schemadiff.Field{}
+	for _, f := range k.Fields() {
+		got[f.Path] = f
+	}
+	for path, typ := range map[string]string{
+		"spec.defaultBackend.service.port.number":          schemadiff.TypeInteger,
+		"spec.rules[*].http.paths[*].pathType":             schemadiff.TypeString,
+		"spec.rules[*].http.paths[*].backend.service.name": schemadiff.TypeString,
+		"metadata.annotations{*}":                          schemadiff.TypeString,
+		"status.loadBalancer.ingress[*].ports[*].port":     schemadiff.TypeInteger,
+		"spec.tls": schemadiff.TypeArray,
+	} {
+		f, ok := got[path]
+		if !ok {
+			t.Errorf("no field %s", path)
+			continue
+		}
+		if f.Type != typ {
+			t.Errorf("%s: type %s, want %s", path, f.Type, typ)
+		}
+	}
+	if f := got["spec.rules[*].http.paths[*].pathType"]; f != nil && !f.Required {
+		t.Error("pathType is required in networking.k8s.io/v1")
+	}
+	if _, ok := got["spec.backend"]; ok {
+		t.Error("v1 has no spec.backend")
+	}
+}

@@ -248,3 +248,18 @@ func guessResource(kind string) string {
 func (s *Spec) String() string {
 	return fmt.Sprintf("%s (%s, %d kinds)", s.Source, s.Format, len(s.Kinds))
 }
+
+// Fields flattens the kind's schema: every property with its path in the
+// rules' path language (spec.rules[*].http.paths[*].backend), parents before
+// children and siblings sorted. Map values appear as {*} and recursive
+// definitions end at their first repetition. Lint checks use it to tell
+// whether a rule's path exists in a version.
+func (k *Kind) Fields() []*Field {
+	var out []*Field
+	buildTree(k.Schema).walk(func(n *node) {
+		if n.parent != nil {
+			out = append(out, fieldRef(n))
+		}
+	})
+	return out
+}
