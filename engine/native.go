@@ -263,8 +263,14 @@ func (st *nativeState) move(op *rules.Op) error {
 		// The target's parents as they were, for what the move back cannot
 		// give back (see mvp_move). Only empty values can need keeping.
 		before := make([]maybe, len(t))
+		// Parents that existed with content survive any move back, so the
+		// simulation below is needed only when one was absent or empty.
+		simulate := false
 		for n := c + 1; n < len(t); n++ {
 			m := get(st.obj, t[:n])
+			if !m.present || emptyish(m.v) {
+				simulate = true
+			}
 			if m.present && emptyish(m.v) {
 				m.v = rules.DeepCopyJSON(m.v)
 			}
@@ -280,19 +286,21 @@ func (st *nativeState) move(op *rules.Op) error {
 		prune(st.obj, q, t)
 		// Simulate the move back on the target side, on a copy of the
 		// containers along t.
-		back := pathCopy(st.obj, t)
-		_ = put(back, t, maybe{})
-		prune(back, t, q)
-		if prev.present {
-			_ = put(back, t, prev)
-		}
-		for n := c + 1; n < len(t); n++ {
-			if _, isKey := t[n-1].(string); !isKey {
-				continue
+		if simulate {
+			back := pathCopy(st.obj, t)
+			_ = put(back, t, maybe{})
+			prune(back, t, q)
+			if prev.present {
+				_ = put(back, t, prev)
 			}
-			if before[n].present != get(back, t[:n]).present {
-				st.keep(op.Key, rules.ConcretePathString(t[:n]), before[n])
-				break
+			for n := c + 1; n < len(t); n++ {
+				if _, isKey := t[n-1].(string); !isKey {
+					continue
+				}
+				if before[n].present != get(back, t[:n]).present {
+					st.keep(op.Key, rules.ConcretePathString(t[:n]), before[n])
+					break
+				}
 			}
 		}
 		// Parents of the source kept by the other direction.
