@@ -138,10 +138,13 @@ func TestBaseline_NewResourceIs404OnOldServer(t *testing.T) {
 	}
 }
 
-// gvrs returns every group/version/resource a server's discovery lists.
-func gvrs(t *testing.T, cfg *rest.Config) sets.Set[string] {
+// gvrs returns every group/version/resource (and subresource) a server's
+// discovery lists, read as client-go reads it (aggregated discovery,
+// falling back to legacy) or, with legacy, from the legacy documents only.
+func gvrs(t *testing.T, cfg *rest.Config, legacy bool) sets.Set[string] {
 	t.Helper()
 	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+	dc.UseLegacyDiscovery = legacy
 	_, lists, err := dc.ServerGroupsAndResources()
 	if err != nil {
 		t.Fatalf("discovery of %s: %v", cfg.Host, err)
@@ -160,7 +163,7 @@ func gvrs(t *testing.T, cfg *rest.Config) sets.Set[string] {
 // from one server is wrong for the other.
 func TestBaseline_DiscoveryDiffers(t *testing.T) {
 	_, old, cur := startOldAndNew(t)
-	oldSet, curSet := gvrs(t, old.RESTConfig()), gvrs(t, cur.RESTConfig())
+	oldSet, curSet := gvrs(t, old.RESTConfig(), false), gvrs(t, cur.RESTConfig(), false)
 	onlyNew := sets.List(curSet.Difference(oldSet))
 	onlyOld := sets.List(oldSet.Difference(curSet))
 	t.Logf("served by %s only: %v", newVersion, onlyNew)
@@ -179,7 +182,7 @@ func TestBaseline_DiscoveryDiffers(t *testing.T) {
 	// each other, and the v2 ones differ between the servers the same way.
 	for _, s := range []*framework.Server{old, cur} {
 		agg := aggregatedGVRs(t, s)
-		legacy := gvrs(t, s.RESTConfig())
+		legacy := gvrs(t, s.RESTConfig(), true)
 		if !agg.Equal(legacy) {
 			t.Errorf("server %d (%s): aggregated and legacy discovery differ: only aggregated %v, only legacy %v",
 				s.Index, s.Version, sets.List(agg.Difference(legacy)), sets.List(legacy.Difference(agg)))
@@ -213,7 +216,10 @@ func aggregatedGVRs(t *testing.T, s *framework.Server) sets.Set[string] {
 				Metadata struct{ Name string }
 				Versions []struct {
 					Version   string
-					Resources []struct{ Resource string }
+					Resources []struct {
+						Resource     string
+						Subresources []struct{ Subresource string }
+					}
 				}
 			}
 		}
@@ -230,6 +236,9 @@ func aggregatedGVRs(t *testing.T, s *framework.Server) sets.Set[string] {
 				gv := schema.GroupVersion{Group: g.Metadata.Name, Version: v.Version}.String()
 				for _, r := range v.Resources {
 					out.Insert(gv + "/" + r.Resource)
+					for _, sub := range r.Subresources {
+						out.Insert(gv + "/" + r.Resource + "/" + sub.Subresource)
+					}
 				}
 			}
 		}
@@ -449,5 +458,65 @@ func TestBaseline_RollingUpgradeStep(t *testing.T) {
 	}
 	if _, err := dynamic.NewForConfigOrDie(upgraded.RESTConfig()).Resource(mapGVR).List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("after the upgrade step, server 0 does not serve %s: %v", mapGVR, err)
+	}
+}
+
+// Upstream's own answer to the 404, for comparison with mvpctl: with the
+// peer proxy (UnknownVersionInteroperabilityProxy) on, the old server
+// forwards a request for a resource only its newer peer serves.
+func TestBaseline_PeerProxyForwardsToNewerPeer(t *testing.T) {
+	cp := framework.Start(t, framework.Options{Versions: []string{oldVersion, newVersion}, PeerProxy: true})
+	old := cp.Server(0)
+	ctx := ctxFor(t, 2*time.Minute)
+	client := dynamic.NewForConfigOrDie(old.RESTConfig()).Resource(mapGVR)
+	// The old server learns what its peer serves from the peer's identity
+	// lease and discovery, which takes a moment after start.
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, last = client.List(ctx, metav1.ListOptions{})
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%s with the peer proxy: list %s: %v (last error: %v)", old.Version, mapGVR, err, last)
+	}
+}
+
+// The same kind has another schema on each side: PodSpec's workloadRef
+// (v1.35) became schedulingGroup (v1.36), so a Pod written through one
+// server and read through the other is not the same object.
+func TestBaseline_PodSpecSchemaDiffers(t *testing.T) {
+	_, old, cur := startOldAndNew(t)
+	props := func(s *framework.Server) sets.Set[string] {
+		raw, err := kubernetes.NewForConfigOrDie(s.RESTConfig()).Discovery().RESTClient().
+			Get().AbsPath("/openapi/v3/api/v1").SetHeader("Accept", "application/json").
+			Do(ctxFor(t, time.Minute)).Raw()
+		if err != nil {
+			t.Fatalf("%s: /openapi/v3/api/v1: %v", s.Version, err)
+		}
+		var doc struct {
+			Components struct {
+				Schemas map[string]struct {
+					Properties map[string]json.RawMessage
+				}
+			}
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		spec, ok := doc.Components.Schemas["io.k8s.api.core.v1.PodSpec"]
+		if !ok {
+			t.Fatalf("%s: no PodSpec schema", s.Version)
+		}
+		out := sets.New[string]()
+		for k := range spec.Properties {
+			out.Insert(k)
+		}
+		return out
+	}
+	oldProps, curProps := props(old), props(cur)
+	onlyOld, onlyNew := sets.List(oldProps.Difference(curProps)), sets.List(curProps.Difference(oldProps))
+	t.Logf("PodSpec fields only in %s: %v; only in %s: %v", oldVersion, onlyOld, newVersion, onlyNew)
+	if !slices.Contains(onlyOld, "workloadRef") || !slices.Contains(onlyNew, "schedulingGroup") {
+		t.Errorf("want workloadRef only in %s and schedulingGroup only in %s", oldVersion, newVersion)
 	}
 }

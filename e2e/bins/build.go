@@ -230,11 +230,16 @@ func (b *builder) versionLDFlags(ctx context.Context, t target) (string, error) 
 	if err := json.Unmarshal(raw, &mod); err != nil {
 		return "", err
 	}
-	if mod.Origin.Hash == "" && mod.Info != "" {
-		// The download summary omits the origin; the .info file has it
-		// when the proxy served one.
-		if info, err := os.ReadFile(mod.Info); err == nil {
-			_ = json.Unmarshal(info, &mod)
+	// The download summary has neither the tag's time nor always its
+	// origin; the .info file has the time, and the commit when the proxy
+	// served one.
+	if mod.Info != "" {
+		info, err := os.ReadFile(mod.Info)
+		if err != nil {
+			return "", err
+		}
+		if err := json.Unmarshal(info, &mod); err != nil {
+			return "", fmt.Errorf("%s: %w", mod.Info, err)
 		}
 	}
 	major, minor, err := majorMinor(t.version)

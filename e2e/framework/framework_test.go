@@ -159,36 +159,38 @@ func footprint(cp *ControlPlane) (pids []int, addrs []string) {
 	return pids, addrs
 }
 
-// checkGone waits a little for every pid to disappear and every address to
-// refuse connections.
+// checkGone waits up to 10s for every pid to be gone and every address to
+// refuse connections, and reports what is left.
 func checkGone(t *testing.T, pids []int, addrs []string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, pid := range pids {
-		for {
-			err := syscall.Kill(pid, 0)
-			if errors.Is(err, syscall.ESRCH) {
-				break
+	var left []string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		left = left[:0]
+		for _, pid := range pids {
+			if alive(pid) {
+				left = append(left, fmt.Sprintf("process %d", pid))
 			}
-			if alive(pid) && time.Now().After(deadline) {
-				t.Errorf("process %d is still running", pid)
-				break
-			}
-			if !alive(pid) {
-				break // a zombie not yet reaped by init counts as gone
-			}
-			time.Sleep(50 * time.Millisecond)
 		}
+		for _, a := range addrs {
+			if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+				c.Close()
+				left = append(left, "a listener on "+a)
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	for _, a := range addrs {
-		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
-			c.Close()
-			t.Errorf("%s still accepts connections", a)
-		}
+	for _, l := range left {
+		t.Errorf("%s is still there", l)
 	}
 }
 
-// alive reports whether pid exists and is not a zombie.
+// alive reports whether pid exists and is not a finished zombie. A
+// multi-threaded process's leader turns zombie before its other threads
+// have exited and released its files (and sockets), so a zombie with more
+// than one thread still counts.
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -197,7 +199,11 @@ func alive(pid int) bool {
 	// The state follows the parenthesised command name.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	if i < 0 || i+2 >= len(s) || s[i+2] != 'Z' {
+		return true
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return err == nil && len(tasks) > 1
 }
 
 const helperEnv = "MVPCTL_E2E_FRAMEWORK_HELPER"

@@ -1,0 +1,114 @@
+package bins
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPath(t *testing.T) {
+	for _, tc := range []struct{ component, version, want string }{
+		{Etcd, "v3.6.16", "/c/etcd/v3.6.16/etcd"},
+		{KubeAPIServer, "v1.35.4", "/c/kubernetes/v1.35.4/kube-apiserver"},
+		{Kubectl, "v1.36.3", "/c/kubernetes/v1.36.3/kubectl"},
+	} {
+		if got := Path("/c", tc.component, tc.version); got != tc.want {
+			t.Errorf("Path(%q, %q) = %q, want %q", tc.component, tc.version, got, tc.want)
+		}
+	}
+}
+
+func TestMajorMinor(t *testing.T) {
+	for _, tc := range []struct{ in, major, minor string }{
+		{"v1.35.4", "1", "35"},
+		{"v1.36.0-rc.1", "1", "36"},
+		{"1.35.4", "", ""},
+		{"v1.35", "", ""},
+	} {
+		major, minor, err := majorMinor(tc.in)
+		if (err != nil) != (tc.major == "") || major != tc.major || minor != tc.minor {
+			t.Errorf("majorMinor(%q) = %q, %q, %v; want %q, %q", tc.in, major, minor, err, tc.major, tc.minor)
+		}
+	}
+}
+
+// Present binaries are not rebuilt: with every target in the cache, Build
+// runs no go command at all (Go points at a command that does not exist).
+func TestBuild_SkipsPresent(t *testing.T) {
+	cache := t.TempDir()
+	for _, p := range []string{
+		Path(cache, Etcd, DefaultEtcdVersion),
+		Path(cache, KubeAPIServer, "v1.35.4"),
+		Path(cache, Kubectl, "v1.35.4"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	err := Build(context.Background(), BuildOptions{
+		SourceDir: t.TempDir(),
+		Cache:     cache,
+		Versions:  []string{"v1.35.4"},
+		Go:        filepath.Join(t.TempDir(), "no-go"),
+		Out:       &out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "present in"); n != 3 {
+		t.Errorf("want 3 binaries reported present, got:\n%s", out.String())
+	}
+}
+
+// A version without a build module is an error that says where to add one.
+func TestBuild_NoBuildModule(t *testing.T) {
+	cache := t.TempDir()
+	etcd := Path(cache, Etcd, DefaultEtcdVersion)
+	os.MkdirAll(filepath.Dir(etcd), 0o755)
+	os.WriteFile(etcd, nil, 0o755)
+	err := Build(context.Background(), BuildOptions{
+		SourceDir: t.TempDir(),
+		Cache:     cache,
+		Versions:  []string{"v1.99.0"},
+		Go:        filepath.Join(t.TempDir(), "no-go"),
+	})
+	if err == nil || !strings.Contains(err.Error(), "no build module for kube-apiserver v1.99.0") {
+		t.Fatalf("err = %v, want no build module for kube-apiserver v1.99.0", err)
+	}
+}
+
+// The committed build modules cover the default versions.
+func TestBuildModules_CoverDefaults(t *testing.T) {
+	dirs := []string{filepath.Join("..", "build", "etcd", DefaultEtcdVersion)}
+	for _, v := range DefaultVersions {
+		dirs = append(dirs, filepath.Join("..", "build", "kubernetes", v))
+	}
+	for _, d := range dirs {
+		for _, f := range []string{"go.mod", "go.sum"} {
+			if _, err := os.Stat(filepath.Join(d, f)); err != nil {
+				t.Errorf("%v", err)
+			}
+		}
+	}
+	for _, v := range DefaultVersions {
+		mod, err := os.ReadFile(filepath.Join("..", "build", "kubernetes", v, "go.mod"))
+		if err != nil {
+			continue
+		}
+		if !strings.Contains(string(mod), "require k8s.io/kubernetes "+v+"\n") {
+			t.Errorf("build module for %s does not require k8s.io/kubernetes %s", v, v)
+		}
+		_, minor, _ := majorMinor(v)
+		staging := "k8s.io/client-go => k8s.io/client-go v0." + minor + "." + strings.SplitN(v, ".", 3)[2]
+		if !strings.Contains(string(mod), staging) {
+			t.Errorf("build module for %s lacks %q", v, staging)
+		}
+	}
+}
