@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -235,6 +236,7 @@ type route struct {
 	identity    bool // send with the proxy's credentials
 	longRunning bool
 	decision    string
+	known       bool // some backend's discovery lists the resource
 
 	start     time.Time
 	sent      time.Time    // first upstream attempt began
@@ -306,7 +308,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	cands, decision, known := p.candidates(rt.key, info, r)
-	rt.candidates, rt.decision = cands, decision
+	rt.candidates, rt.decision, rt.known = cands, decision, known
 	if len(cands) == 0 {
 		if info.IsResourceRequest && !known && p.opts.Emulator != nil && p.opts.Emulator.Emulate(w, r, info) {
 			rt.decision = decisionEmulated
@@ -330,6 +332,38 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
+}
+
+// anyNotReady reports whether some backend is not ready, so that what the
+// ready ones serve may not be all the cluster serves.
+func (p *Proxy) anyNotReady() bool {
+	for _, b := range p.backends {
+		if !b.snapshot().ready {
+			return true
+		}
+	}
+	return false
+}
+
+// refreshAll asks every backend's poller to read discovery again.
+func (p *Proxy) refreshAll() {
+	for _, b := range p.backends {
+		b.requestRefresh()
+	}
+}
+
+// unavailableResponse is the proxy's 503 as an upstream response.
+func (p *Proxy) unavailableResponse(req *http.Request, msg string) *http.Response {
+	body := statusBody(http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-cache, private")
+	h.Set("Retry-After", strconv.Itoa(p.opts.RetryAfterSeconds))
+	return &http.Response{
+		Status: "503 Service Unavailable", StatusCode: http.StatusServiceUnavailable,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: req,
+	}
 }
 
 // prepareReplay makes the request body readable again for a second attempt:

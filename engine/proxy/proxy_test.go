@@ -510,3 +510,54 @@ func TestProxy_DoesNotRepeatJSONPatchOrGenerateName(t *testing.T) {
 		})
 	}
 }
+
+func TestIsRouteNotFound(t *testing.T) {
+	tests := []struct {
+		contentType, body string
+		want              bool
+	}{
+		{"text/plain; charset=utf-8", "404 page not found\n", true},
+		{"application/json", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404}`, true},
+		{"application/json", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"x\" not found","reason":"NotFound","details":{"name":"x","kind":"configmaps"},"code":404}`, false},
+		{"application/vnd.kubernetes.protobuf", "k8s\x00\n\x0c\n\x02v1\x12\x06Status\x12\x04\n\x00\x12\x00\x1a\x07Failure\"0the server could not find the requested resource*\x08NotFound", true},
+	}
+	for _, tt := range tests {
+		resp := &http.Response{StatusCode: 404, Header: http.Header{"Content-Type": {tt.contentType}}, Body: io.NopCloser(strings.NewReader(tt.body))}
+		if got := isRouteNotFound(resp); got != tt.want {
+			t.Errorf("isRouteNotFound(%q) = %v, want %v", tt.body, got, tt.want)
+		}
+		if rest, _ := io.ReadAll(resp.Body); string(rest) != tt.body {
+			t.Errorf("body after the peek = %q, want it whole", rest)
+		}
+	}
+}
+
+func TestProxy_UnknownResourceIs503WhileAServerIsNotReady(t *testing.T) {
+	old := newFake(t, "old", "v1.35.4", "v1/configmaps")
+	restarting := newFake(t, "restarting", "v1.35.4", "v1/configmaps")
+	p, srv := startProxy(t, Options{}, old, restarting)
+	// restarting comes back as v1.36 with a new resource, and the proxy has
+	// not read its discovery yet: the new resource is unknown to every map.
+	restarting.notReady.Store(true)
+	waitFor(t, "restarting not ready", func() bool { return !p.backends[1].snapshot().ready })
+	restarting.gitVersion = "v1.36.3"
+	restarting.setServed("v1/configmaps", "admissionregistration.k8s.io/v1/mutatingadmissionpolicies")
+
+	code, hdr, body := doJSON(t, http.MethodPost, srv.URL+mapPath, `{"kind":"MutatingAdmissionPolicy"}`)
+	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" {
+		t.Errorf("POST = %d %s, want 503 with Retry-After while a server is not ready", code, body)
+	}
+	restarting.notReady.Store(false)
+	waitFor(t, "the new resource routed", func() bool {
+		code, _, _ := doJSON(t, http.MethodPost, srv.URL+mapPath, `{"kind":"MutatingAdmissionPolicy"}`)
+		return code == http.StatusOK
+	})
+}
+
+func TestProxy_UnknownResourceIs404WhenEveryServerIsReady(t *testing.T) {
+	a := newFake(t, "a", "v1.35.4", "v1/configmaps")
+	_, srv := startProxy(t, Options{}, a)
+	if code, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/example.com/v1/nothere", ""); code != http.StatusNotFound {
+		t.Errorf("GET of a resource nobody serves = %d %s, want the server's 404", code, body)
+	}
+}

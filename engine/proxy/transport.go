@@ -75,15 +75,24 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			return nil, &upstreamError{backend: b.name, err: err, notSent: notSent}
 		}
 		if resp.StatusCode == http.StatusNotFound && rt.info.IsResourceRequest && isRouteNotFound(resp) {
-			// The server does not serve the resource after all: its discovery
-			// changed since it was read.
+			// The server has no handler for the resource: nothing happened.
+			// Its discovery changed since it was read, or (for a resource no
+			// map lists) a server that is not ready yet may serve it.
 			b.requestRefresh()
-			if i+1 < len(rt.candidates) && replayable(req) {
-				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-				resp.Body.Close()
+			if rt.known && i+1 < len(rt.candidates) && replayable(req) {
+				drain(resp)
 				counter.Add(-1)
 				rt.decision = decisionRetried
 				continue
+			}
+			if rt.known || t.p.anyNotReady() {
+				drain(resp)
+				counter.Add(-1)
+				rt.decision = decisionUnavailable
+				rt.status = http.StatusServiceUnavailable
+				rt.received = time.Now()
+				t.p.refreshAll()
+				return t.p.unavailableResponse(req, fmt.Sprintf("%s is not served by a ready kube-apiserver at the moment", rt.key)), nil
 			}
 		}
 		rt.received = time.Now()
@@ -169,11 +178,42 @@ func replay(req *http.Request) (*http.Request, bool) {
 	return out, true
 }
 
-// isRouteNotFound tells the apiserver's "404 page not found" for a path it
-// has no handler for from a Status 404 for a missing object.
+// routeNotFoundMessage is the message of the Status kube-apiserver answers
+// for a resource it has no handler for, in whatever encoding the client asked
+// for; a missing object's message names it instead ("configmaps \"x\" not
+// found").
+var routeNotFoundMessage = []byte("the server could not find the requested resource")
+
+// isRouteNotFound tells the apiserver's 404 for a path it has no handler for
+// ("404 page not found", or a Status with routeNotFoundMessage) from a 404
+// for a missing object. It peeks at the start of the body and leaves the
+// body whole.
 func isRouteNotFound(resp *http.Response) bool {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	return mt == "text/plain"
+	if mt == "text/plain" {
+		return true
+	}
+	prefix, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(prefix), errReader{err}, resp.Body), resp.Body}
+	return bytes.Contains(prefix, routeNotFoundMessage)
+}
+
+// errReader returns err (nil: io.EOF, so that MultiReader moves on).
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err == nil {
+		return 0, io.EOF
+	}
+	return 0, e.err
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
 }
 
 // upstreamError is a request that no backend answered.
