@@ -3,6 +3,8 @@ package rules
 import (
 	"bytes"
 	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // GroupName is the API group of the TransformationRules API.
@@ -177,6 +179,28 @@ type RoutingRule struct {
 	// v1.32, v1.32.4, >=1.32 or >=v1.32.4.
 	PreferAPIServerVersion string `json:"preferApiServerVersion"`
 }
+
+// TransformationRulesStatus is what the proxies last observed about a
+// TransformationRules object in a cluster. It exists only there, written
+// through the status subresource; rules files do not carry it.
+type TransformationRulesStatus struct {
+	// ObservedGeneration is the metadata.generation that Conditions describe.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// MigrationRules is the number of apiMigrationRules of the observed
+	// generation.
+	MigrationRules int32 `json:"migrationRules,omitempty"`
+	// RoutingRules is the number of apiRoutingRules of the observed generation.
+	RoutingRules int32 `json:"routingRules,omitempty"`
+	// Conditions are the latest observations of the object's state. Ready is
+	// True when the observed generation compiled and is being served, and
+	// False, with the field path of each problem in its message, when it was
+	// rejected; the previous good generation then keeps serving.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ConditionReady is the condition type that says whether a TransformationRules
+// object's current generation is in use.
+const ConditionReady = "Ready"
 
 // Value is an arbitrary JSON value in a rules document (a string, number,
 // boolean, null, list or object). Numbers are kept as json.Number so that
