@@ -127,6 +127,7 @@ func StartContext(ctx context.Context, opts Options) (cp *ControlPlane, err erro
 			return nil, err
 		}
 		cp.ownDir = true
+		registerDir(cp.Dir, true)
 	} else if err := os.MkdirAll(cp.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -265,6 +266,7 @@ func (cp *ControlPlane) stop(removeDir bool) {
 		cp.etcd.proc.stop(cp.opts.StopGracePeriod)
 	}
 	if cp.ownDir {
+		registerDir(cp.Dir, false)
 		if removeDir {
 			os.RemoveAll(cp.Dir)
 		} else {

@@ -14,8 +14,9 @@ import (
 //	func TestMain(m *testing.M) { framework.Main(m) }
 //
 // On SIGINT or SIGTERM (Ctrl-C, a CI cancel) it kills every etcd and
-// kube-apiserver the package started before exiting, and after the tests it
-// kills any a test left running. A test binary killed outright (SIGKILL, or
+// kube-apiserver the package started and removes their temporary
+// directories before exiting; after the tests it kills any a test left
+// running. A test binary killed outright (SIGKILL, or
 // `go test -timeout`) takes its children with it through the
 // parent-death signal each child is started with.
 func Main(m *testing.M) {
@@ -24,10 +25,10 @@ func Main(m *testing.M) {
 	go func() {
 		sig := <-sigs
 		fmt.Fprintf(os.Stderr, "framework: %v: killing the control plane processes\n", sig)
-		killAll()
+		killAll(true)
 		os.Exit(130)
 	}()
 	code := m.Run()
-	killAll()
+	killAll(false)
 	os.Exit(code)
 }

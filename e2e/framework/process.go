@@ -24,12 +24,24 @@ type process struct {
 	waitErr error         // valid after done is closed
 }
 
-// live is every process started and not yet reaped, for the signal handler
-// installed by [Main].
+// live is every process started and not yet reaped, and every temporary
+// control-plane directory not yet removed, for the signal handler installed
+// by [Main].
 var live = struct {
 	sync.Mutex
 	procs map[*process]bool
-}{procs: map[*process]bool{}}
+	dirs  map[string]bool
+}{procs: map[*process]bool{}, dirs: map[string]bool{}}
+
+func registerDir(dir string, on bool) {
+	live.Lock()
+	defer live.Unlock()
+	if on {
+		live.dirs[dir] = true
+	} else {
+		delete(live.dirs, dir)
+	}
+}
 
 // startProcess starts path with args, its stdout and stderr appended to
 // logPath. A non-empty hostname runs it in a UTS namespace of its own with
@@ -107,7 +119,9 @@ func (p *process) stop(grace time.Duration) {
 }
 
 // killAll kills every live process group; it is for the signal handler.
-func killAll() {
+// With removeDirs, it then removes the temporary directories of the
+// control planes those processes belonged to.
+func killAll(removeDirs bool) {
 	live.Lock()
 	procs := make([]*process, 0, len(live.procs))
 	for p := range live.procs {
@@ -122,6 +136,14 @@ func killAll() {
 		case <-p.done:
 		case <-time.After(5 * time.Second):
 		}
+	}
+	if removeDirs {
+		live.Lock()
+		for d := range live.dirs {
+			os.RemoveAll(d)
+			delete(live.dirs, d)
+		}
+		live.Unlock()
 	}
 }
 
