@@ -74,6 +74,10 @@ func (s *Server) TokenRESTConfig() *rest.Config {
 // PID is the server's process id.
 func (s *Server) PID() int { return s.proc.cmd.Process.Pid }
 
+// PeakRSS is the high-water mark of the server's resident memory so far,
+// in bytes (0 once it has exited).
+func (s *Server) PeakRSS() int64 { return s.proc.peakRSS() }
+
 // Exited reports whether the server's process has ended.
 func (s *Server) Exited() bool { return s.proc.exited() }
 

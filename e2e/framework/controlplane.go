@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +75,7 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 		t.Fatalf("starting control plane: %v", err)
 	}
 	t.Cleanup(func() {
+		t.Log(cp.MemoryReport())
 		failed := t.Failed()
 		if failed {
 			cp.mu.Lock()
@@ -237,6 +239,22 @@ func (cp *ControlPlane) Replace(ctx context.Context, i int, version string) (*Se
 	}
 	cp.servers[i] = s
 	return s, nil
+}
+
+// MemoryReport describes the peak resident memory of etcd and of each
+// running server so far, and their sum.
+func (cp *ControlPlane) MemoryReport() string {
+	const mib = 1 << 20
+	total := cp.etcd.proc.peakRSS()
+	var b strings.Builder
+	fmt.Fprintf(&b, "peak RSS: etcd %d MiB", total/mib)
+	for _, s := range cp.Servers() {
+		rss := s.PeakRSS()
+		total += rss
+		fmt.Fprintf(&b, ", server %d (%s) %d MiB", s.Index, s.Version, rss/mib)
+	}
+	fmt.Fprintf(&b, "; sum %d MiB", total/mib)
+	return b.String()
 }
 
 // Stop stops every server, then etcd, and removes the control plane's

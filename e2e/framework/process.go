@@ -190,3 +190,23 @@ func (p *process) exitError() error {
 	}
 	return err
 }
+
+// peakRSS returns the process's resident-set high-water mark (VmHWM) in
+// bytes, or 0 once it has exited.
+func (p *process) peakRSS() int64 {
+	if p.exited() {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb)
+			return kb * 1024
+		}
+	}
+	return 0
+}
