@@ -35,7 +35,7 @@ type Capabilities struct {
 // Capabilities reports which backend serves what.
 func (p *Proxy) Capabilities() Capabilities {
 	out := Capabilities{ServedBy: map[string][]string{}}
-	for _, b := range p.backends {
+	for _, b := range p.list() {
 		st := b.snapshot()
 		bs := BackendStatus{
 			Name: b.name, URL: b.url.String(), Ready: st.ready, LastError: st.lastError,

@@ -170,7 +170,7 @@ func (p *Proxy) discoveryUnion() *discoveryUnion {
 // first: their order of versions and resources wins in the union.
 func (p *Proxy) byNewest() []*backendState {
 	var states []*backendState
-	for _, b := range p.backends {
+	for _, b := range p.list() {
 		if st := b.snapshot(); st.caps != nil {
 			states = append(states, st)
 		}

@@ -88,7 +88,7 @@ func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
 	// A server that is down keeps its resources in discovery: taking them
 	// out would make the garbage collector think they are gone.
 	neu.notReady.Store(true)
-	waitFor(t, "new not ready", func() bool { return !p.backends[1].snapshot().ready })
+	waitFor(t, "new not ready", func() bool { return !p.list()[1].snapshot().ready })
 	_, body = getWith(t, srv.URL+"/apis/admissionregistration.k8s.io/v1", "application/json", "")
 	rl = metav1.APIResourceList{}
 	json.Unmarshal(body, &rl)

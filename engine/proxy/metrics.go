@@ -64,7 +64,7 @@ func (c *backendCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *backendCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, b := range c.p.backends {
+	for _, b := range c.p.list() {
 		st := b.snapshot()
 		ver := ""
 		if st.versionInfo != nil {
@@ -135,7 +135,7 @@ func (p *Proxy) observe(rec *recorder, r *http.Request, rt *route) {
 }
 
 func (p *Proxy) knowsGroupVersion(group, version string) bool {
-	for _, b := range p.backends {
+	for _, b := range p.list() {
 		caps := b.snapshot().caps
 		if caps == nil {
 			continue

@@ -81,18 +81,21 @@ type Emulator interface {
 // Proxy routes Kubernetes API requests to the kube-apiservers that serve
 // them. It is an http.Handler; [Proxy.Run] keeps its capability map fresh.
 type Proxy struct {
-	opts     Options
-	log      *slog.Logger
-	backends []*backend
-	rules    []compiledRule
-	infos    *request.RequestInfoFactory
-	rp       *httputil.ReverseProxy
-	metrics  *metrics
-	rr       atomic.Uint64
-	started  time.Time
+	opts    Options
+	log     *slog.Logger
+	set     atomic.Pointer[[]*backend] // the backends; replaced as a whole
+	rules   []compiledRule
+	infos   *request.RequestInfoFactory
+	rp      *httputil.ReverseProxy
+	metrics *metrics
+	rr      atomic.Uint64
+	started time.Time
 
-	disc    discoveryCache
-	runOnce sync.Once
+	disc discoveryCache
+
+	mu      sync.Mutex // guards runCtx and pollers
+	runCtx  context.Context
+	pollers map[*backend]context.CancelFunc
 }
 
 type compiledRule struct {
@@ -136,18 +139,10 @@ func New(opts Options) (*Proxy, error) {
 			GrouplessAPIPrefixes: sets.NewString("api"),
 		},
 		started: time.Now(),
+		pollers: map[*backend]context.CancelFunc{},
 	}
-	names := map[string]bool{}
-	for _, cfg := range opts.Backends {
-		b, err := newBackend(cfg, opts.MaxIdleConnsPerBackend)
-		if err != nil {
-			return nil, err
-		}
-		if names[b.name] {
-			return nil, fmt.Errorf("backend name %q used twice", b.name)
-		}
-		names[b.name] = true
-		p.backends = append(p.backends, b)
+	if err := p.SetBackends(opts.Backends); err != nil {
+		return nil, err
 	}
 	for i, r := range opts.RoutingRules {
 		pat, err := ParseVersionPattern(r.PreferAPIServerVersion)
@@ -181,17 +176,84 @@ func New(opts Options) (*Proxy, error) {
 // Run polls the backends until ctx ends. It returns at once; use
 // [Proxy.WaitReady] to wait for the first capability map.
 func (p *Proxy) Run(ctx context.Context) {
-	p.runOnce.Do(func() {
-		for _, b := range p.backends {
-			go p.poll(ctx, b)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.runCtx != nil {
+		return
+	}
+	p.runCtx = ctx
+	for _, b := range p.list() {
+		p.startPoller(b)
+	}
+	go func() {
+		<-ctx.Done()
+		for _, b := range p.list() {
+			b.close()
 		}
-		go func() {
-			<-ctx.Done()
-			for _, b := range p.backends {
-				b.close()
-			}
-		}()
-	})
+	}()
+}
+
+// list is the current set of backends.
+func (p *Proxy) list() []*backend { return *p.set.Load() }
+
+func (p *Proxy) startPoller(b *backend) {
+	ctx, cancel := context.WithCancel(p.runCtx)
+	p.pollers[b] = cancel
+	go p.poll(ctx, b)
+}
+
+// SetBackends replaces the set of backends, e.g. when they are discovered
+// from the cluster. A backend whose URL stays keeps its state and
+// connections; a new one starts not ready and is used once polled; a removed
+// one is no longer polled or chosen (requests in flight to it finish).
+func (p *Proxy) SetBackends(cfgs []Backend) error {
+	if len(cfgs) == 0 {
+		return fmt.Errorf("no backends")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	current := map[string]*backend{}
+	if cur := p.set.Load(); cur != nil {
+		for _, b := range *cur {
+			current[b.url.String()] = b
+		}
+	}
+	var next, added []*backend
+	names := map[string]bool{}
+	for _, cfg := range cfgs {
+		b, err := newBackend(cfg, p.opts.MaxIdleConnsPerBackend)
+		if err != nil {
+			return err
+		}
+		if kept, ok := current[b.url.String()]; ok {
+			b = kept
+			delete(current, b.url.String())
+		} else {
+			added = append(added, b)
+		}
+		if names[b.name] {
+			return fmt.Errorf("backend name %q used twice", b.name)
+		}
+		names[b.name] = true
+		next = append(next, b)
+	}
+	p.set.Store(&next)
+	for _, b := range current {
+		if cancel := p.pollers[b]; cancel != nil {
+			cancel()
+			delete(p.pollers, b)
+		}
+		b.close()
+		p.log.Info("backend removed", "backend", b.name)
+	}
+	if p.runCtx != nil {
+		for _, b := range added {
+			p.startPoller(b)
+			p.log.Info("backend added", "backend", b.name)
+		}
+	}
+	p.disc.invalidate()
+	return nil
 }
 
 // WaitReady waits until at least one backend is ready, or ctx ends.
@@ -199,7 +261,7 @@ func (p *Proxy) WaitReady(ctx context.Context) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
-		for _, b := range p.backends {
+		for _, b := range p.list() {
 			if b.snapshot().ready {
 				return nil
 			}
@@ -216,7 +278,7 @@ func (p *Proxy) WaitReady(ctx context.Context) error {
 // (resource may be "pods/log"). An [Emulator] uses it to pick a target version.
 func (p *Proxy) Serves(group, version, resource string) bool {
 	k := gvr{group, version, resource}
-	for _, b := range p.backends {
+	for _, b := range p.list() {
 		if st := b.snapshot(); st.ready && st.caps.serves(k) {
 			return true
 		}
@@ -337,7 +399,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // anyNotReady reports whether some backend is not ready, so that what the
 // ready ones serve may not be all the cluster serves.
 func (p *Proxy) anyNotReady() bool {
-	for _, b := range p.backends {
+	for _, b := range p.list() {
 		if !b.snapshot().ready {
 			return true
 		}
@@ -347,7 +409,7 @@ func (p *Proxy) anyNotReady() bool {
 
 // refreshAll asks every backend's poller to read discovery again.
 func (p *Proxy) refreshAll() {
-	for _, b := range p.backends {
+	for _, b := range p.list() {
 		b.requestRefresh()
 	}
 }

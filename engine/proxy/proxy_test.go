@@ -51,7 +51,7 @@ func TestProxy_UnavailableIs503NotFalse404(t *testing.T) {
 	p, srv := startProxy(t, Options{}, old, neu)
 
 	neu.notReady.Store(true)
-	waitFor(t, "new not ready", func() bool { return !p.backends[1].snapshot().ready })
+	waitFor(t, "new not ready", func() bool { return !p.list()[1].snapshot().ready })
 
 	code, hdr, body := doJSON(t, http.MethodGet, srv.URL+mapPath+"/x", "")
 	if code != http.StatusServiceUnavailable {
@@ -92,7 +92,7 @@ func TestProxy_RetriesRefusedConnectionOnAnotherBackend(t *testing.T) {
 	if e.Backend != "alive" || e.Body != `{"kind":"ConfigMap"}` {
 		t.Errorf("POST answered by %q with body %q, want alive with the original body", e.Backend, e.Body)
 	}
-	if p.backends[0].snapshot().ready {
+	if p.list()[0].snapshot().ready {
 		t.Error("the refusing backend is still marked ready")
 	}
 	if got := counterValue(t, p, "decision", "retried"); got != 1 {
@@ -168,9 +168,9 @@ func TestProxy_LeastOutstandingAmongEquals(t *testing.T) {
 		defer wg.Done()
 		doJSON(t, http.MethodGet, srv.URL+cmPath+"/slow", "")
 	}()
-	waitFor(t, "the slow request in flight", func() bool { return p.backends[0].outstanding.Load()+p.backends[1].outstanding.Load() == 1 })
+	waitFor(t, "the slow request in flight", func() bool { return p.list()[0].outstanding.Load()+p.list()[1].outstanding.Load() == 1 })
 	busy := "a"
-	if p.backends[1].outstanding.Load() == 1 {
+	if p.list()[1].outstanding.Load() == 1 {
 		busy = "b"
 	}
 	for range 10 {
@@ -207,7 +207,7 @@ func TestProxy_RouteNotFoundRefreshesAndRetries(t *testing.T) {
 		}
 	}
 	waitFor(t, "stale's map refreshed", func() bool {
-		return !p.backends[0].snapshot().caps.serves(gvr{"example.com", "v1", "widgets"})
+		return !p.list()[0].snapshot().caps.serves(gvr{"example.com", "v1", "widgets"})
 	})
 }
 
@@ -539,7 +539,7 @@ func TestProxy_UnknownResourceIs503WhileAServerIsNotReady(t *testing.T) {
 	// restarting comes back as v1.36 with a new resource, and the proxy has
 	// not read its discovery yet: the new resource is unknown to every map.
 	restarting.notReady.Store(true)
-	waitFor(t, "restarting not ready", func() bool { return !p.backends[1].snapshot().ready })
+	waitFor(t, "restarting not ready", func() bool { return !p.list()[1].snapshot().ready })
 	restarting.gitVersion = "v1.36.3"
 	restarting.setServed("v1/configmaps", "admissionregistration.k8s.io/v1/mutatingadmissionpolicies")
 

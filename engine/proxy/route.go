@@ -56,7 +56,7 @@ func (p *Proxy) candidates(key gvr, info *request.RequestInfo, r *http.Request) 
 }
 
 func (p *Proxy) anyKnows(key gvr) bool {
-	for _, b := range p.backends {
+	for _, b := range p.list() {
 		if b.snapshot().caps.serves(key) {
 			return true
 		}
@@ -67,8 +67,8 @@ func (p *Proxy) anyKnows(key gvr) bool {
 // readyBackends lists the ready backends that serve key (all ready ones when
 // key is nil).
 func (p *Proxy) readyBackends(key *gvr) []*backend {
-	out := make([]*backend, 0, len(p.backends))
-	for _, b := range p.backends {
+	out := make([]*backend, 0, len(p.list()))
+	for _, b := range p.list() {
 		st := b.snapshot()
 		if !st.ready {
 			continue

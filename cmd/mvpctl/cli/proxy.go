@@ -14,11 +14,13 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	discoveryclient "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -31,6 +33,8 @@ type proxyOptions struct {
 	Listen   string   // the proxy's address
 	Backends []string // kube-apiserver URLs; empty: the kubeconfig's server
 	Rules    []string // TransformationRules files or directories (apiRoutingRules)
+
+	Discover bool // follow the kubernetes EndpointSlices for backends
 
 	Kubeconfig string // credentials and CA for the backends
 	Context    string // kubeconfig context; empty: current
@@ -88,6 +92,7 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.StringVar(&opts.Listen, "listen", opts.Listen, "address to serve the Kubernetes API on")
 	f.StringArrayVar(&opts.Backends, "backend", nil, "kube-apiserver URL (repeatable); default: the kubeconfig's server")
 	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory whose apiRoutingRules order the servers (repeatable)")
+	f.BoolVar(&opts.Discover, "discover-backends", false, "add the kube-apiservers listed in the default/kubernetes EndpointSlices (read through --kubeconfig), followed every 10s")
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "kubeconfig with the backends' CA and the proxy's credentials")
 	f.StringVar(&opts.Context, "context", "", "kubeconfig context; default: the current one")
 	f.StringVar(&opts.BackendCA, "backend-ca", "", "CA file that verifies the backends")
@@ -115,11 +120,34 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 	if err != nil {
 		return err
 	}
-	backendTLS, token, kubeAuth, kubeServer, err := backendCredentials(opts)
+	backendTLS, token, kubeAuth, restConfig, err := backendCredentials(opts)
 	if err != nil {
 		return err
 	}
+	kubeServer := restConfig.Host
 	urls := opts.Backends
+	var endpointSlices discoveryclient.EndpointSlicesGetter
+	if opts.Discover {
+		if opts.Kubeconfig == "" {
+			return usageErrorf("--discover-backends reads the cluster through --kubeconfig")
+		}
+		client, err := discoveryclient.NewForConfig(restConfig)
+		if err != nil {
+			return inputError(err)
+		}
+		endpointSlices = client
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		found, err := proxy.EndpointSliceBackends(ctx, client)
+		cancel()
+		if err != nil {
+			return failure(fmt.Errorf("--discover-backends: %w", err))
+		}
+		for _, u := range found {
+			if !slices.Contains(urls, u) {
+				urls = append(urls, u)
+			}
+		}
+	}
 	if len(urls) == 0 {
 		if kubeServer == "" {
 			return usageErrorf("no backends: give --backend URL or a --kubeconfig whose context names a server")
@@ -181,6 +209,15 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p.Run(ctx)
+	if endpointSlices != nil {
+		var static []proxy.Backend
+		for _, b := range backends {
+			if slices.Contains(opts.Backends, b.URL.String()) {
+				static = append(static, b)
+			}
+		}
+		go p.FollowEndpointSlices(ctx, endpointSlices, proxy.Backend{TLS: backendTLS, BearerToken: token}, static, 10*time.Second)
+	}
 	errc := make(chan error, 2)
 	if opts.MetricsListen != "" {
 		mln, err := net.Listen("tcp", opts.MetricsListen)
@@ -234,7 +271,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // backendCredentials builds the TLS configuration and token for the
 // backends from the kubeconfig, then the flags (which win). It also returns
 // the kubeconfig's user, for --write-kubeconfig, and its server.
-func backendCredentials(opts proxyOptions) (*tls.Config, string, *clientcmdapi.AuthInfo, string, error) {
+func backendCredentials(opts proxyOptions) (*tls.Config, string, *clientcmdapi.AuthInfo, *rest.Config, error) {
 	cfg := &rest.Config{}
 	var auth *clientcmdapi.AuthInfo
 	if opts.Kubeconfig != "" {
@@ -242,11 +279,11 @@ func backendCredentials(opts proxyOptions) (*tls.Config, string, *clientcmdapi.A
 		loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
 		var err error
 		if cfg, err = loader.ClientConfig(); err != nil {
-			return nil, "", nil, "", inputError(fmt.Errorf("--kubeconfig: %w", err))
+			return nil, "", nil, nil, inputError(fmt.Errorf("--kubeconfig: %w", err))
 		}
 		raw, err := loader.RawConfig()
 		if err != nil {
-			return nil, "", nil, "", inputError(fmt.Errorf("--kubeconfig: %w", err))
+			return nil, "", nil, nil, inputError(fmt.Errorf("--kubeconfig: %w", err))
 		}
 		name := opts.Context
 		if name == "" {
@@ -260,7 +297,7 @@ func backendCredentials(opts proxyOptions) (*tls.Config, string, *clientcmdapi.A
 		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = opts.BackendCA, nil
 	}
 	if (opts.ClientCert == "") != (opts.ClientKey == "") {
-		return nil, "", nil, "", usageErrorf("--client-certificate and --client-key go together")
+		return nil, "", nil, nil, usageErrorf("--client-certificate and --client-key go together")
 	}
 	if opts.ClientCert != "" {
 		cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile = opts.ClientCert, opts.ClientKey
@@ -274,25 +311,25 @@ func backendCredentials(opts proxyOptions) (*tls.Config, string, *clientcmdapi.A
 		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = "", nil
 	}
 	if cfg.ExecProvider != nil || cfg.AuthProvider != nil {
-		return nil, "", nil, "", usageErrorf("--kubeconfig: exec and auth-provider credentials are not supported for the proxy's identity; use a client certificate or token")
+		return nil, "", nil, nil, usageErrorf("--kubeconfig: exec and auth-provider credentials are not supported for the proxy's identity; use a client certificate or token")
 	}
 	token := cfg.BearerToken
 	if token == "" && cfg.BearerTokenFile != "" {
 		data, err := os.ReadFile(cfg.BearerTokenFile)
 		if err != nil {
-			return nil, "", nil, "", inputError(err)
+			return nil, "", nil, nil, inputError(err)
 		}
 		token = strings.TrimSpace(string(data))
 	}
 	tlsConfig, err := rest.TLSConfigFor(cfg)
 	if err != nil {
-		return nil, "", nil, "", inputError(fmt.Errorf("backend TLS: %w", err))
+		return nil, "", nil, nil, inputError(fmt.Errorf("backend TLS: %w", err))
 	}
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{}
 	}
 	tlsConfig.MinVersion = tls.VersionTLS12
-	return tlsConfig, token, auth, cfg.Host, nil
+	return tlsConfig, token, auth, cfg, nil
 }
 
 // writeProxyKubeconfig writes a kubeconfig whose cluster is the proxy (with

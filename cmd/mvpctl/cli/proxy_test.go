@@ -36,6 +36,7 @@ spec:
 		want string
 	}{
 		{"no backend", []string{"proxy"}, "no backends"},
+		{"discovery without kubeconfig", []string{"proxy", "--discover-backends"}, "through --kubeconfig"},
 		{"bad backend", []string{"proxy", "--backend", "127.0.0.1:6443"}, "want https://HOST:PORT"},
 		{"bad log level", []string{"proxy", "--backend", "https://127.0.0.1:1", "--log-level", "chatty"}, "--log-level"},
 		{"half a client cert", []string{"proxy", "--backend", "https://127.0.0.1:1", "--client-certificate", "c.pem"}, "go together"},
