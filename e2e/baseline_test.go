@@ -465,6 +465,11 @@ func TestBaseline_RollingUpgradeStep(t *testing.T) {
 // peer proxy (UnknownVersionInteroperabilityProxy) on, the old server
 // forwards a request for a resource only its newer peer serves.
 func TestBaseline_PeerProxyForwardsToNewerPeer(t *testing.T) {
+	if os.Geteuid() != 0 {
+		// Without a UTS namespace each, both servers claim the identity
+		// derived from the one hostname and the peer proxy sees no peer.
+		t.Skip("the peer proxy needs a hostname per server, which needs root")
+	}
 	cp := framework.Start(t, framework.Options{Versions: []string{oldVersion, newVersion}, PeerProxy: true})
 	old := cp.Server(0)
 	ctx := ctxFor(t, 2*time.Minute)
