@@ -67,6 +67,7 @@ func newRootCmd(name string) *cobra.Command {
 		newProxyCmd(),
 		newDiffCmd(),
 		newGenerateRulesCmd(),
+		newLintCmd(),
 		newVersionCmd(),
 	)
 	return root

@@ -1,0 +1,104 @@
+package lint
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/mvpctl/mvpctl/rules"
+)
+
+// checkCompile compiles the forward and reverse programs of every clean
+// rule. Compiling a program costs milliseconds (gojq compiles the whole
+// runtime library each time), so rules whose programs differ only in JSON
+// literals (paths, values, the rule ID) are compiled once: JSON is valid jq,
+// so the others compile exactly when their representative does. What is
+// spliced verbatim (jq expressions) is part of the shape and never shared.
+// With round trips to run, every rule is compiled, since each needs its own
+// programs.
+func (l *linter) checkCompile() {
+	all := l.opts.Samples > 0 || len(l.opts.Examples) > 0
+	type job struct {
+		rep     *ruleInfo
+		members []*ruleInfo
+		err     error
+		comp    *rules.Compiled
+	}
+	var jobs []*job
+	byShape := map[string]*job{}
+	for i := range l.clean {
+		r := &l.clean[i]
+		if all {
+			jobs = append(jobs, &job{rep: r, members: []*ruleInfo{r}})
+			continue
+		}
+		k := shape(r.ref.Rule)
+		if j, ok := byShape[k]; ok {
+			j.members = append(j.members, r)
+			continue
+		}
+		j := &job{rep: r, members: []*ruleInfo{r}}
+		byShape[k] = j
+		jobs = append(jobs, j)
+	}
+	var wg sync.WaitGroup
+	next := make(chan *job)
+	for range min(runtime.GOMAXPROCS(0), max(len(jobs), 1)) {
+		wg.Go(func() {
+			for j := range next {
+				j.comp, j.err = compileOne(j.rep)
+			}
+		})
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	for _, j := range jobs {
+		for _, m := range j.members {
+			if j.err != nil {
+				l.addRule(IDProgramCompile, m, "", m.ref.Rule.ID(), j.err)
+				continue
+			}
+			if all {
+				m.compiled = j.comp
+			}
+		}
+	}
+}
+
+// compileOne compiles a single rule of a document with rules.Compile.
+func compileOne(r *ruleInfo) (*rules.Compiled, error) {
+	doc := *r.ref.Doc
+	tr := *doc.Rules
+	tr.Spec.APIMigrationRules = doc.Rules.Spec.APIMigrationRules[r.index : r.index+1 : r.index+1]
+	tr.Spec.APIRoutingRules = nil
+	doc.Rules = &tr
+	out, err := rules.Compile(&rules.RuleSet{Documents: []*rules.Document{&doc}}, rules.CompileOptions{})
+	if err != nil {
+		var el rules.ErrorList
+		if errors.As(err, &el) && len(el) > 0 {
+			return nil, errors.New(el[0].Field.Detail)
+		}
+		return nil, err
+	}
+	if len(out) != 1 {
+		return nil, fmt.Errorf("compiled %d rules, want 1", len(out))
+	}
+	return out[0], nil
+}
+
+// shape is what a rule's generated programs look like with every JSON
+// literal left out.
+func shape(r *rules.MigrationRule) string {
+	var b strings.Builder
+	for _, t := range r.Transformations {
+		fmt.Fprintf(&b, "%s|%t|%t|%t|%t|%d|%t|%t\x00%s\x00%s\x00%s\x00",
+			t.Action, t.Type != "", t.FromType != "", t.Path == "", t.MatchValue != nil, len(t.ValueMap),
+			t.DefaultValue != nil, t.Value != nil, t.Forward, t.Reverse, t.When)
+	}
+	return b.String()
+}

@@ -1,0 +1,277 @@
+package lint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/schemadiff"
+)
+
+// Options select the checks beyond those that need nothing but the rules
+// files. The zero value runs the structure, consistency, compile and
+// information-loss checks.
+type Options struct {
+	// From and To are the schemas of the old and the new API versions, as
+	// loaded by schemadiff.Load; nil skips the schema checks (either one
+	// alone is used for the versions it serves).
+	From, To *schemadiff.Spec
+	// Samples is how many objects per rule and direction the round-trip
+	// check generates from the schemas; zero generates none.
+	Samples int
+	// Seed makes the samples reproducible; the same seed gives the same
+	// objects.
+	Seed uint64
+	// Examples are objects of either version of a rule to round-trip too.
+	Examples []Example
+	// Disable lists check IDs not to report.
+	Disable []string
+}
+
+// Example is an object given to the round-trip check.
+type Example struct {
+	// Name says where the object came from, e.g. a file name.
+	Name   string
+	Object map[string]any
+}
+
+// Finding is one problem found in a rules file.
+type Finding struct {
+	// ID names the check; see [Checks].
+	ID       string
+	Severity Severity
+	// Pos locates the finding; Field is the field path in the document.
+	Pos   rules.Pos
+	Field string
+	// Message is the text of the finding, from the check's message table entry.
+	Message string
+	// Rule is the ID of the migration rule concerned, if any.
+	Rule string
+	// SourceLine is the text of the line at Pos, for a caret display.
+	SourceLine string
+	// Example is a minimal object that shows a round-trip failure.
+	Example map[string]any
+}
+
+// Result is the outcome of linting a set of rules files.
+type Result struct {
+	// Findings are sorted by file, line and column.
+	Findings []Finding
+	// Files, Documents and MigrationRules count what was linted.
+	Files, Documents, MigrationRules int
+	// Samples counts the objects converted by the round-trip check.
+	Samples int
+}
+
+// Count returns how many findings are at or above a severity.
+func (r *Result) Count(min Severity) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity >= min {
+			n++
+		}
+	}
+	return n
+}
+
+// linter holds the state of one run.
+type linter struct {
+	ctx      context.Context
+	opts     Options
+	disabled map[string]bool
+	sources  map[string][]string // file → lines
+	rs       *rules.RuleSet
+	findings []Finding
+	// clean are the migration rules without structure errors, which the
+	// deeper checks work on.
+	clean []ruleInfo
+	todos []todo
+	// samples counts the objects the round-trip check converted.
+	samples int
+}
+
+// ruleInfo is one migration rule with where it is.
+type ruleInfo struct {
+	ref   rules.RuleRef
+	index int // within its document
+	field string
+	// compiled is set when the rule compiled for the round-trip check.
+	compiled *rules.Compiled
+}
+
+// Run lints rules files as one rule set (like mvpctl convert loads them):
+// decoding and validation problems are findings, and everything that
+// decoded is linted further. The error is for input that cannot be linted
+// at all, such as a file without any TransformationRules document.
+func Run(ctx context.Context, sources []rules.Source, opts Options) (*Result, error) {
+	l := &linter{ctx: ctx, opts: opts, disabled: map[string]bool{}, sources: map[string][]string{}, rs: &rules.RuleSet{}}
+	for _, id := range opts.Disable {
+		if _, ok := Checks[id]; !ok {
+			return nil, fmt.Errorf("unknown check %q", id)
+		}
+		l.disabled[id] = true
+	}
+	var decoding rules.ErrorList
+	for _, src := range sources {
+		l.sources[src.Name] = strings.Split(strings.ReplaceAll(string(src.Data), "\r\n", "\n"), "\n")
+		set, err := rules.Parse(src.Name, src.Data)
+		var el rules.ErrorList
+		if errors.As(err, &el) {
+			decoding = append(decoding, el...)
+		} else if err != nil {
+			return nil, err
+		}
+		if set != nil {
+			l.rs.Documents = append(l.rs.Documents, set.Documents...)
+		}
+		l.scanTODOs(src.Name)
+	}
+	if len(l.rs.Documents) == 0 && len(decoding) == 0 {
+		names := make([]string, len(sources))
+		for i, s := range sources {
+			names[i] = s.Name
+		}
+		return nil, fmt.Errorf("%s: no TransformationRules documents", strings.Join(names, ", "))
+	}
+	errs := mergeErrors(decoding, l.rs.Validate())
+	for _, e := range errs {
+		l.addError(e)
+	}
+	l.selectClean(errs)
+	l.checkCompile()
+	l.checkConsistency()
+	l.checkSchemas()
+	l.checkLoss()
+	if err := l.checkRoundTrips(); err != nil {
+		return nil, err
+	}
+	l.reportTODOs()
+	res := &Result{Files: len(sources), Documents: len(l.rs.Documents), Samples: l.samples}
+	for _, d := range l.rs.Documents {
+		res.MigrationRules += len(d.Rules.Spec.APIMigrationRules)
+	}
+	sortFindings(l.findings)
+	res.Findings = l.findings
+	return res, nil
+}
+
+// mergeErrors adds validation errors to decoding errors, leaving out those
+// about a field whose decoding already failed (as rules.ParseAll does).
+func mergeErrors(decoding, validation rules.ErrorList) rules.ErrorList {
+	out := append(rules.ErrorList(nil), decoding...)
+	for _, v := range validation {
+		dup := false
+		for _, d := range decoding {
+			if d.Pos.File == v.Pos.File && within(v.Field.Field, d.Field.Field) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	out.Sort()
+	return out
+}
+
+// within reports whether field path f is p or below it.
+func within(f, p string) bool {
+	return f == p || strings.HasPrefix(f, p+".") || strings.HasPrefix(f, p+"[")
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Pos.File != b.Pos.File {
+			return a.Pos.File < b.Pos.File
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
+		}
+		if a.Pos.Col != b.Pos.Col {
+			return a.Pos.Col < b.Pos.Col
+		}
+		return a.ID < b.ID
+	})
+}
+
+// add records a finding of check id at pos, formatting the check's message.
+func (l *linter) add(id string, pos rules.Pos, fld, rule string, args ...any) *Finding {
+	c := CheckFor(id)
+	if l.disabled[id] {
+		return nil
+	}
+	f := Finding{ID: id, Severity: c.Severity, Pos: pos, Field: fld, Rule: rule, Message: fmt.Sprintf(c.Message, args...)}
+	if lines := l.sources[pos.File]; pos.Line >= 1 && pos.Line <= len(lines) {
+		f.SourceLine = lines[pos.Line-1]
+	}
+	l.findings = append(l.findings, f)
+	return &l.findings[len(l.findings)-1]
+}
+
+// addRule records a finding about a field of a migration rule.
+func (l *linter) addRule(id string, r *ruleInfo, fld string, args ...any) *Finding {
+	full := r.field
+	if fld != "" {
+		full += "." + fld
+	}
+	return l.add(id, r.ref.Doc.Pos(full), full, r.ref.Rule.ID(), args...)
+}
+
+// selectClean keeps the migration rules that no structure error touches.
+func (l *linter) selectClean(errs rules.ErrorList) {
+	for _, d := range l.rs.Documents {
+		start, end := l.docLines(d)
+		for i := range d.Rules.Spec.APIMigrationRules {
+			fld := fmt.Sprintf("spec.apiMigrationRules[%d]", i)
+			bad := false
+			for _, e := range errs {
+				if e.Pos.File == d.File && e.Pos.Line >= start && (end == 0 || e.Pos.Line < end) && within(e.Field.Field, fld) {
+					bad = true
+					break
+				}
+			}
+			if bad {
+				continue
+			}
+			l.clean = append(l.clean, ruleInfo{
+				ref:   rules.RuleRef{Rule: &d.Rules.Spec.APIMigrationRules[i], Doc: d},
+				index: i,
+				field: fld,
+			})
+		}
+	}
+}
+
+// docLines is the line range [start, end) of a document in its file; end
+// is 0 for the last document.
+func (l *linter) docLines(d *rules.Document) (start, end int) {
+	start = d.Pos("").Line
+	for _, o := range l.rs.Documents {
+		if o.File == d.File && o.Index == d.Index+1 {
+			end = o.Pos("").Line
+		}
+	}
+	return start, end
+}
+
+// ruleAtLine finds the clean migration rule whose text holds a line.
+func (l *linter) ruleAtLine(file string, line int) *ruleInfo {
+	var best *ruleInfo
+	for i := range l.clean {
+		r := &l.clean[i]
+		if r.ref.Doc.File != file {
+			continue
+		}
+		p := r.ref.Doc.Pos(r.field)
+		start, end := l.docLines(r.ref.Doc)
+		if p.Line <= line && line >= start && (end == 0 || line < end) && (best == nil || p.Line > best.ref.Doc.Pos(best.field).Line) {
+			best = r
+		}
+	}
+	return best
+}

@@ -1,0 +1,371 @@
+package lint
+
+import (
+	"fmt"
+
+	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/schemadiff"
+)
+
+// specs lists the schemas given, old first.
+func (l *linter) specs() []*schemadiff.Spec {
+	var out []*schemadiff.Spec
+	for _, s := range []*schemadiff.Spec{l.opts.From, l.opts.To} {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// kindSchema finds a rule's kind at one group/version: by resource, or by
+// kind when the rule names one. The preferred spec is searched first (the
+// old dump for fromVersion), then the other, since one dump often serves
+// both versions.
+func (l *linter) kindSchema(mr *rules.MigrationRule, group, version string, preferNew bool) (*schemadiff.Kind, *schemadiff.Spec) {
+	specs := l.specs()
+	if preferNew && len(specs) == 2 {
+		specs[0], specs[1] = specs[1], specs[0]
+	}
+	for _, s := range specs {
+		for g, k := range s.Kinds {
+			if g.Group == group && g.Version == version && (k.Resource == mr.Resource || mr.Kind != "" && g.Kind == mr.Kind) {
+				return k, s
+			}
+		}
+	}
+	return nil, nil
+}
+
+func kindLabel(k *schemadiff.Kind) string { return k.GroupVersion() + " " + k.Kind }
+
+// mount is a subtree of the object as the transformations leave it.
+type mount struct {
+	at   rules.Path
+	node *snode
+	// guaranteed says the field is always present (written by set or
+	// ensureFieldExistence, or moved from a required field).
+	guaranteed bool
+}
+
+// working is the schema of the object between two transformations: the
+// fromVersion schema with the moves, removals and writes so far applied.
+type working struct {
+	mounts  []mount // the root first
+	deleted []rules.Path
+}
+
+// schemaPath turns indexes into wildcards: the schema is the same for every item.
+func schemaPath(p rules.Path) rules.Path {
+	out := make(rules.Path, len(p))
+	for i, st := range p {
+		if st.Kind == rules.StepIndex {
+			st = rules.Step{Kind: rules.StepWildcard}
+		}
+		out[i] = st
+	}
+	return out
+}
+
+func hasPrefix(p, pre rules.Path) bool {
+	if len(pre) > len(p) {
+		return false
+	}
+	for i := range pre {
+		if p[i] != pre[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup finds the schema of a path in the working object.
+func (w *working) lookup(p rules.Path) (n *snode, guaranteed, ok bool) {
+	p = schemaPath(p)
+	best := -1
+	for i, m := range w.mounts {
+		if hasPrefix(p, m.at) && (best < 0 || len(m.at) > len(w.mounts[best].at)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, false, false
+	}
+	m := w.mounts[best]
+	for _, d := range w.deleted {
+		if hasPrefix(p, d) && len(d) > len(m.at) {
+			return nil, false, false
+		}
+	}
+	if len(p) == len(m.at) {
+		return m.node, m.guaranteed || len(m.at) == 0, true
+	}
+	n, req, ok := m.node.lookup(p[len(m.at):])
+	return n, ok && req, ok
+}
+
+// drop removes a path and everything mounted below it.
+func (w *working) drop(p rules.Path) {
+	p = schemaPath(p)
+	kept := w.mounts[:0]
+	for _, m := range w.mounts {
+		if len(m.at) > 0 && hasPrefix(m.at, p) {
+			continue
+		}
+		kept = append(kept, m)
+	}
+	w.mounts = kept
+	w.deleted = append(w.deleted, p)
+}
+
+// put places a subtree at a path, replacing what was there.
+func (w *working) put(p rules.Path, n *snode, guaranteed bool) {
+	w.drop(p)
+	p = schemaPath(p)
+	w.deleted = w.deleted[:len(w.deleted)-1]
+	kept := w.deleted[:0]
+	for _, d := range w.deleted {
+		if !hasPrefix(d, p) {
+			kept = append(kept, d)
+		}
+	}
+	w.deleted = kept
+	w.mounts = append(w.mounts, mount{at: p, node: n, guaranteed: guaranteed})
+}
+
+// move moves a subtree and what is mounted below it.
+func (w *working) move(from, to rules.Path) {
+	from, to = schemaPath(from), schemaPath(to)
+	n, guaranteed, ok := w.lookup(from)
+	var sub []mount
+	for _, m := range w.mounts {
+		if len(m.at) > len(from) && hasPrefix(m.at, from) {
+			sub = append(sub, mount{at: append(append(rules.Path{}, to...), m.at[len(from):]...), node: m.node, guaranteed: m.guaranteed})
+		}
+	}
+	w.drop(from)
+	if !ok {
+		return
+	}
+	w.put(to, n, guaranteed)
+	w.mounts = append(w.mounts, sub...)
+}
+
+// checkSchemas runs the schema checks on every clean rule.
+func (l *linter) checkSchemas() {
+	if len(l.specs()) == 0 {
+		return
+	}
+	for i := range l.clean {
+		l.checkRuleSchema(&l.clean[i])
+	}
+}
+
+func (l *linter) checkRuleSchema(r *ruleInfo) {
+	mr := r.ref.Rule
+	fromK, fromS := l.kindSchema(mr, mr.APIGroup, mr.FromVersion, false)
+	toK, toS := l.kindSchema(mr, mr.TargetGroup(), mr.ToVersion, true)
+	sources := ""
+	for i, s := range l.specs() {
+		if i > 0 {
+			sources += " or "
+		}
+		sources += s.Source
+	}
+	if fromK == nil {
+		l.addRule(IDKindNotInSchema, r, "fromVersion", gvString(mr.APIGroup, mr.FromVersion)+" "+mr.Resource, sources)
+	}
+	if toK == nil {
+		l.addRule(IDKindNotInSchema, r, "toVersion", gvString(mr.TargetGroup(), mr.ToVersion)+" "+mr.Resource, sources)
+	}
+	_, _ = fromS, toS
+	var toRoot *snode
+	if toK != nil {
+		toRoot = newSNode(toK.Schema)
+	}
+	var w *working
+	if fromK != nil {
+		w = &working{mounts: []mount{{node: newSNode(fromK.Schema)}}}
+	}
+	// inTo looks a path up in the toVersion schema.
+	inTo := func(p rules.Path) (*snode, bool) {
+		if toRoot == nil {
+			return nil, false
+		}
+		n, _, ok := toRoot.lookup(schemaPath(p))
+		return n, ok
+	}
+	checkValue := func(i int, name string, v *rules.Value, n *snode, label string) {
+		if v == nil || n == nil {
+			return
+		}
+		if prob := n.valueProblem(v.V); prob != "" {
+			l.addRule(IDSchemaValue, r, tfield(i, name), name, jsonText(v.V), "value of "+mr.Transformations[i].Path, label, prob)
+		}
+	}
+	checkType := func(i int, name string, t rules.ValueType, n *snode, label, path string) {
+		if t == "" || n == nil || typeAgrees(t, n.typ) {
+			return
+		}
+		l.addRule(IDSchemaType, r, tfield(i, name), path, n.typ, label, name, t)
+	}
+	fromLabel, toLabel := "", ""
+	if fromK != nil {
+		fromLabel = kindLabel(fromK)
+	}
+	if toK != nil {
+		toLabel = kindLabel(toK)
+	}
+	for i, t := range mr.Transformations {
+		var path, target rules.Path
+		if t.Path != "" {
+			path, _ = rules.ParsePath(t.Path)
+		}
+		if t.TargetPath != "" {
+			target, _ = rules.ParsePath(t.TargetPath)
+		}
+		// cur is the field in the working object; nil when unknown.
+		var cur *snode
+		readsPath := t.Path != "" && t.Action != rules.ActionSet && t.Action != rules.ActionEnsureFieldExistence && t.Action != rules.ActionNewField
+		if w != nil && readsPath {
+			n, _, ok := w.lookup(path)
+			if ok {
+				cur = n
+			} else if !l.coveredByTODO(r, t.Path) {
+				suffix := ""
+				if _, _, orig := (&working{mounts: w.mounts[:1]}).lookup(path); orig {
+					suffix = " after the transformations before it"
+				} else if _, ok := inTo(path); ok {
+					suffix = fmt.Sprintf(" (it is a field of %s)", toLabel)
+				}
+				l.addRule(IDPathNotInSchema, r, tfield(i, "path"), t.Path, fromLabel, suffix)
+			}
+		}
+		writes := t.Path
+		writesField := "path"
+		if t.Action == rules.ActionRename {
+			writes, writesField = t.TargetPath, "targetPath"
+		}
+		var dst *snode
+		writesTarget := t.Action == rules.ActionRename || t.Action == rules.ActionSet || t.Action == rules.ActionEnsureFieldExistence || t.Action == rules.ActionNewField
+		if toRoot != nil && writesTarget {
+			p := path
+			if t.Action == rules.ActionRename {
+				p = target
+			}
+			if n, ok := inTo(p); ok {
+				dst = n
+			} else if !l.coveredByTODO(r, writes) {
+				l.addRule(IDTargetNotInSchema, r, tfield(i, writesField), writes, toLabel, "")
+			}
+		}
+		switch t.Action {
+		case rules.ActionRename:
+			checkType(i, "type", t.Type, dst, toLabel, t.TargetPath)
+		case rules.ActionSet:
+			checkType(i, "type", t.Type, dst, toLabel, t.Path)
+			checkValue(i, "value", t.Value, dst, toLabel)
+		case rules.ActionEnsureFieldExistence:
+			checkType(i, "type", t.Type, dst, toLabel, t.Path)
+			checkValue(i, "defaultValue", t.DefaultValue, dst, toLabel)
+		case rules.ActionConvertType:
+			if n, ok := inTo(path); ok {
+				checkType(i, "type", t.Type, n, toLabel, t.Path)
+			}
+			checkType(i, "fromType", t.FromType, cur, fromLabel, t.Path)
+		case rules.ActionModify:
+			toN, _ := inTo(path)
+			checkValue(i, "matchValue", t.MatchValue, cur, fromLabel)
+			checkValue(i, "replaceValue", t.ReplaceValue, toN, toLabel)
+			for j, p := range t.ValueMap {
+				checkValue(i, fmt.Sprintf("valueMap[%d].from", j), p.From, cur, fromLabel)
+				checkValue(i, fmt.Sprintf("valueMap[%d].to", j), p.To, toN, toLabel)
+			}
+		}
+		if w == nil {
+			continue
+		}
+		// Apply the step to the working schema.
+		switch t.Action {
+		case rules.ActionRename:
+			w.move(path, target)
+			if t.Type != "" {
+				if n, g, ok := w.lookup(target); ok {
+					w.put(target, &snode{typ: string(t.Type), enum: n.enum}, g)
+				}
+			}
+		case rules.ActionRemove:
+			w.drop(path)
+		case rules.ActionNewField, rules.ActionSet, rules.ActionEnsureFieldExistence:
+			n := dst
+			if n == nil {
+				n = anyNode
+			}
+			w.put(path, n, t.Action != rules.ActionNewField && t.When == "")
+		case rules.ActionConvertType:
+			if _, g, ok := w.lookup(path); ok {
+				w.put(path, &snode{typ: string(t.Type)}, g)
+			}
+		case rules.ActionJQ:
+			if t.Path == "" {
+				w = nil // the whole object may change shape: stop here
+				continue
+			}
+			if _, g, ok := w.lookup(path); ok {
+				w.put(path, anyNode, g)
+			}
+		}
+	}
+	if w != nil && toRoot != nil {
+		l.checkRequired(r, w, toRoot, nil, toLabel, 0)
+	}
+}
+
+// checkRequired walks the toVersion schema below the fields the working
+// object has and reports required fields forward may leave unset.
+func (l *linter) checkRequired(r *ruleInfo, w *working, n *snode, at rules.Path, label string, depth int) {
+	if depth > 12 || n.typ == typAny {
+		return
+	}
+	switch n.typ {
+	case typArray, typMap:
+		if _, _, ok := w.lookup(append(at, rules.Step{Kind: rules.StepWildcard})); ok {
+			l.checkRequired(r, w, n.element(), append(at, rules.Step{Kind: rules.StepWildcard}), label, depth+1)
+		}
+		return
+	case typObject:
+	default:
+		return
+	}
+	for _, key := range sortedKeys(n.props) {
+		p := append(append(rules.Path{}, at...), rules.Step{Kind: rules.StepKey, Key: key})
+		if len(at) == 0 && (key == "apiVersion" || key == "kind" || key == "metadata") {
+			continue
+		}
+		wn, guaranteed, ok := w.lookup(p)
+		if n.required[key] && !guaranteed && !l.coveredByTODO(r, p.String()) {
+			when := "the source object lacks it"
+			if !ok {
+				when = "always: nothing writes it"
+			}
+			l.addRule(IDRequiredUnset, r, "toVersion", label, p.String(), when)
+		}
+		if ok && wn != nil {
+			c, _ := n.child(key)
+			l.checkRequired(r, w, c, p, label, depth+1)
+		}
+	}
+}
+
+// typeAgrees reports whether a type hint fits a schema type.
+func typeAgrees(t rules.ValueType, schemaType string) bool {
+	switch {
+	case schemaType == typAny || string(t) == schemaType:
+		return true
+	case t == rules.TypeInteger && (schemaType == "number" || schemaType == string(rules.TypeIntOrString)):
+		return true
+	case t == rules.TypeString && schemaType == string(rules.TypeIntOrString):
+		return true
+	}
+	return false
+}

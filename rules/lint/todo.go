@@ -1,0 +1,65 @@
+package lint
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/mvpctl/mvpctl/rules"
+)
+
+// todo is a TODO comment in a rules file.
+type todo struct {
+	pos  rules.Pos
+	text string
+	// path is the field a generate-rules TODO names ("TODO(kind): path: ..."), if any.
+	path string
+}
+
+// todoRE finds TODO and FIXME in a YAML comment: a # at the start of the
+// line or after a blank.
+var todoRE = regexp.MustCompile(`(?:^|[ \t])#[ \t]*((?:TODO|FIXME)\b.*)$`)
+
+// generatedTODORE reads the field of a generate-rules TODO.
+var generatedTODORE = regexp.MustCompile(`^TODO\([a-z-]+\): ([^ ]+): `)
+
+func (l *linter) scanTODOs(file string) {
+	for i, line := range l.sources[file] {
+		m := todoRE.FindStringSubmatchIndex(line)
+		if m == nil {
+			continue
+		}
+		text := strings.TrimSpace(line[m[2]:m[3]])
+		t := todo{pos: rules.Pos{File: file, Line: i + 1, Col: m[2] + 1}, text: text}
+		if g := generatedTODORE.FindStringSubmatch(text); g != nil {
+			t.path = g[1]
+		}
+		l.todos = append(l.todos, t)
+	}
+}
+
+func (l *linter) reportTODOs() {
+	for _, t := range l.todos {
+		rule := ""
+		if r := l.ruleAtLine(t.pos.File, t.pos.Line); r != nil {
+			rule = r.ref.Rule.ID()
+		}
+		l.add(IDTODO, t.pos, "", rule, t.text)
+	}
+}
+
+// coveredByTODO reports whether a TODO comment inside a rule already names
+// a field, so that schema checks do not repeat what generate-rules said.
+func (l *linter) coveredByTODO(r *ruleInfo, path string) bool {
+	for _, t := range l.todos {
+		if t.path == "" || t.pos.File != r.ref.Doc.File {
+			continue
+		}
+		if rr := l.ruleAtLine(t.pos.File, t.pos.Line); rr == nil || rr.ref.Rule != r.ref.Rule {
+			continue
+		}
+		if t.path == path || strings.HasPrefix(path, t.path+".") || strings.HasPrefix(path, t.path+"[") {
+			return true
+		}
+	}
+	return false
+}
