@@ -75,7 +75,12 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 		t.Fatalf("starting control plane: %v", err)
 	}
 	t.Cleanup(func() {
-		t.Log(cp.MemoryReport())
+		cp.mu.Lock()
+		running := !cp.stopped
+		cp.mu.Unlock()
+		if running {
+			t.Log(cp.MemoryReport())
+		}
 		failed := t.Failed()
 		if failed {
 			cp.mu.Lock()
