@@ -24,6 +24,9 @@ func TestLoad_ClusterDumps(t *testing.T) {
 	if len(versions) == 0 {
 		t.Skip("no dumps in testdata/clusters (make e2e-dumps writes them)")
 	}
+	if testing.Short() {
+		t.Skip("reads four documents of 4-8 MB")
+	}
 	ctx := context.Background()
 	v3s := map[string]*schemadiff.Spec{}
 	for _, d := range versions {
