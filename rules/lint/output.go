@@ -66,7 +66,11 @@ func writeText(w io.Writer, res *Result) error {
 		counts[f.Severity]++
 	}
 	if len(res.Findings) > 0 {
-		fmt.Fprintf(&b, "%d errors, %d warnings, %d infos in %d migration rules\n", counts[Error], counts[Warning], counts[Info], res.MigrationRules)
+		fmt.Fprintf(&b, "%d errors, %d warnings, %d infos in %d migration rules", counts[Error], counts[Warning], counts[Info], res.MigrationRules)
+		if res.Samples > 0 {
+			fmt.Fprintf(&b, " (%d objects round-tripped)", res.Samples)
+		}
+		b.WriteByte('\n')
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

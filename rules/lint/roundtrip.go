@@ -140,35 +140,31 @@ func orRoot(p string) string {
 // blame finds the transformation that works on a field, to position a
 // round-trip finding; without one, the rule's transformations.
 func (l *linter) blame(r *ruleInfo, path string) string {
-	if path != "" {
-		p, err := rules.ParsePath(path)
-		if err == nil {
-			sp := schemaPath(p)
-			for i, t := range r.ref.Rule.Transformations {
-				for _, name := range []string{"path", "targetPath"} {
-					s := t.Path
-					if name == "targetPath" {
-						s = t.TargetPath
-					}
-					if s == "" {
-						continue
-					}
-					tp, err := rules.ParsePath(s)
-					if err != nil {
-						continue
-					}
-					tp = schemaPath(tp)
-					if hasPrefix(sp, tp) || hasPrefix(tp, sp) {
-						return tfield(i, name)
-					}
+	best, bestLen := "", -1
+	if p, err := rules.ParsePath(path); path != "" && err == nil {
+		sp := schemaPath(p)
+		for i, t := range r.ref.Rule.Transformations {
+			for _, name := range []string{"path", "targetPath"} {
+				s := t.Path
+				if name == "targetPath" {
+					s = t.TargetPath
+				}
+				tp, err := rules.ParsePath(s)
+				if s == "" || err != nil {
+					continue
+				}
+				tp = schemaPath(tp)
+				n := min(len(tp), len(sp))
+				if (hasPrefix(sp, tp) || hasPrefix(tp, sp)) && n > bestLen {
+					best, bestLen = tfield(i, name), n
 				}
 			}
 		}
 	}
-	if len(r.ref.Rule.Transformations) > 0 {
-		return "transformations"
+	if best == "" && len(r.ref.Rule.Transformations) > 0 {
+		best = "transformations"
 	}
-	return ""
+	return best
 }
 
 // roundTrip converts x to other and back with both executors and says

@@ -82,6 +82,16 @@ func hasPrefix(p, pre rules.Path) bool {
 // lookup finds the schema of a path in the working object.
 func (w *working) lookup(p rules.Path) (n *snode, guaranteed, ok bool) {
 	p = schemaPath(p)
+	if n, guaranteed, ok = w.lookupDirect(p); ok {
+		return n, guaranteed, ok
+	}
+	return w.below(p)
+}
+
+// lookupDirect finds a path in a mounted subtree, ignoring what is written
+// below it.
+func (w *working) lookupDirect(p rules.Path) (n *snode, guaranteed, ok bool) {
+	p = schemaPath(p)
 	best := -1
 	for i, m := range w.mounts {
 		if hasPrefix(p, m.at) && (best < 0 || len(m.at) > len(w.mounts[best].at)) {
@@ -100,8 +110,43 @@ func (w *working) lookup(p rules.Path) (n *snode, guaranteed, ok bool) {
 	if len(p) == len(m.at) {
 		return m.node, m.guaranteed || len(m.at) == 0, true
 	}
-	n, req, ok := m.node.lookup(p[len(m.at):])
-	return n, ok && req, ok
+	return m.node.lookup(p[len(m.at):])
+}
+
+// onlyVia reports whether the object has parent only because
+// transformations write below it, all of them at or below child: then
+// child is set whenever parent is (a rename of serviceName into
+// service.name creates service with its name).
+func (w *working) onlyVia(parent, child rules.Path) bool {
+	if len(parent) == 0 {
+		return false
+	}
+	if _, _, ok := w.lookupDirect(parent); ok {
+		return false
+	}
+	found := false
+	for _, m := range w.mounts {
+		if len(m.at) > len(parent) && hasPrefix(m.at, parent) {
+			if !hasPrefix(m.at, child) {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
+}
+
+// below treats a field as written when transformations write below it: a
+// rename into a.b.c creates a.b. Which sources are set together is beyond
+// the schema (HPA v2beta1 requires one of two targets only in its
+// validation code), so such a parent counts as set.
+func (w *working) below(p rules.Path) (n *snode, guaranteed, ok bool) {
+	for _, m := range w.mounts {
+		if len(m.at) > len(p) && hasPrefix(m.at, p) {
+			return anyNode, true, true
+		}
+	}
+	return nil, false, false
 }
 
 // drop removes a path and everything mounted below it.
@@ -343,14 +388,14 @@ func (l *linter) checkRequired(r *ruleInfo, w *working, n *snode, at rules.Path,
 			continue
 		}
 		wn, guaranteed, ok := w.lookup(p)
-		if n.required[key] && !guaranteed && !l.coveredByTODO(r, p.String()) {
+		if n.required[key] && !guaranteed && !w.onlyVia(at, p) && !l.coveredByTODO(r, p.String()) {
 			when := "the source object lacks it"
 			if !ok {
 				when = "always: nothing writes it"
 			}
 			l.addRule(IDRequiredUnset, r, "toVersion", label, p.String(), when)
 		}
-		if ok && wn != nil {
+		if ok && wn != nil && wn != anyNode {
 			c, _ := n.child(key)
 			l.checkRequired(r, w, c, p, label, depth+1)
 		}

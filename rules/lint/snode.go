@@ -173,7 +173,8 @@ func (n *snode) step(st rules.Step) (*snode, bool) {
 func (n *snode) lookup(p rules.Path) (node *snode, required, ok bool) {
 	required = true
 	for _, st := range p {
-		required = st.Kind != rules.StepKey || n.required[st.Key]
+		// Below an unknown value (a jq result) nothing can be proven missing.
+		required = st.Kind != rules.StepKey || n.typ == typAny || n.required[st.Key]
 		if n, ok = n.step(st); !ok {
 			return nil, false, false
 		}

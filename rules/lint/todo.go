@@ -57,9 +57,28 @@ func (l *linter) coveredByTODO(r *ruleInfo, path string) bool {
 		if rr := l.ruleAtLine(t.pos.File, t.pos.Line); rr == nil || rr.ref.Rule != r.ref.Rule {
 			continue
 		}
-		if t.path == path || strings.HasPrefix(path, t.path+".") || strings.HasPrefix(path, t.path+"[") {
+		if t.path == path || strings.HasPrefix(path, t.path+".") || strings.HasPrefix(path, t.path+"[") || mentions(t.text, path) {
 			return true
 		}
 	}
 	return false
+}
+
+// mentions reports whether text names a field path as a whole word.
+func mentions(text, path string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], path)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(path)
+		if end == len(text) || !isPathChar(text[end]) {
+			return true
+		}
+		i = end
+	}
+}
+
+func isPathChar(c byte) bool {
+	return c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

@@ -1,0 +1,132 @@
+package lint_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
+
+	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/rules/lint"
+	"github.com/mvpctl/mvpctl/schemadiff"
+)
+
+var update = flag.Bool("update", false, "rewrite golden sections in testdata/lint")
+
+// TestGolden runs the cases of testdata/lint. A case holds rules files
+// (sections named *.yaml that are not schemas or examples), optional
+// schemas (from-schema.yaml, to-schema.yaml: CRDs or OpenAPI), optional
+// examples (examples.yaml), an optional options section (samples=N,
+// seed=N, disable=ID) and the expected text output (out/text).
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/lint/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runCase(t, ar)
+			want, _ := section(ar, "out/text")
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				if *update {
+					setSection(ar, "out/text", got)
+					if err := os.WriteFile(file, txtar.Format(ar), 0o666); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				t.Errorf("out/text (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func runCase(t *testing.T, ar *txtar.Archive) string {
+	t.Helper()
+	dir := t.TempDir()
+	var opts lint.Options
+	var sources []rules.Source
+	for _, f := range ar.Files {
+		switch {
+		case strings.HasPrefix(f.Name, "out/"):
+		case f.Name == "options":
+			for _, kv := range strings.Fields(string(f.Data)) {
+				k, v, _ := strings.Cut(kv, "=")
+				switch k {
+				case "samples":
+					opts.Samples, _ = strconv.Atoi(v)
+				case "seed":
+					opts.Seed, _ = strconv.ParseUint(v, 10, 64)
+				case "disable":
+					opts.Disable = strings.Split(v, ",")
+				default:
+					t.Fatalf("unknown option %q", k)
+				}
+			}
+		case f.Name == "from-schema.yaml" || f.Name == "to-schema.yaml":
+			p := filepath.Join(dir, f.Name)
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec, err := schemadiff.Load(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Name == "from-schema.yaml" {
+				opts.From = spec
+			} else {
+				opts.To = spec
+			}
+		case f.Name == "examples.yaml":
+			docs, err := engine.ReadDocuments(f.Name, bytes.NewReader(f.Data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range docs {
+				opts.Examples = append(opts.Examples, lint.Example{Name: d.Source, Object: d.Object})
+			}
+		default:
+			sources = append(sources, rules.Source{Name: f.Name, Data: f.Data})
+		}
+	}
+	res, err := lint.Run(context.Background(), sources, opts)
+	if err != nil {
+		return "error: " + err.Error() + "\n"
+	}
+	var b bytes.Buffer
+	if err := lint.Write(&b, res, lint.FormatText, lint.ToolInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(b.String(), dir+string(filepath.Separator), "")
+}
+
+func section(ar *txtar.Archive, name string) ([]byte, bool) {
+	for _, f := range ar.Files {
+		if f.Name == name {
+			return f.Data, true
+		}
+	}
+	return nil, false
+}
+
+func setSection(ar *txtar.Archive, name, data string) {
+	for i := range ar.Files {
+		if ar.Files[i].Name == name {
+			ar.Files[i].Data = []byte(data)
+			return
+		}
+	}
+	ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(data)})
+}
