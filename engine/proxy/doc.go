@@ -17,10 +17,13 @@
 // request goes only to a ready backend whose discovery lists its
 // group/version/resource; apiRoutingRules order the candidates, and among
 // equals the one with the fewest outstanding short requests wins. A request
-// that cannot have reached a backend (the connection failed before its
-// headers were written) is sent to the next candidate, whatever its verb.
-// When no ready backend serves a group/version/resource that some backend
-// served, the answer is 503 with a metav1.Status and Retry-After, never a 404:
+// that cannot have been processed is sent to the next candidate: the
+// connection failed before its headers were written (whatever the verb), a
+// read whose connection broke, a request a shutting-down server left
+// unanswered on a reused keep-alive connection, a "not found" for a resource
+// the server had listed. When no ready backend serves a group/version/resource
+// that some backend served, or a resource nobody lists while a backend is not
+// ready, the answer is 503 with a metav1.Status and Retry-After, never a 404:
 // a false 404 makes the garbage collector and namespace deletion act on
 // objects that exist (KEP-4020).
 //
