@@ -358,40 +358,47 @@ func TestSplitLengthPrefixed(t *testing.T) {
 }
 
 func TestProxy_UpgradeIsSpliced(t *testing.T) {
-	a := newFake(t, "a", "v1.35.4", "v1/pods", "v1/pods/exec")
-	a.setHandler(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Upgrade") != "SPDY/3.1" {
-			http.Error(w, "want an upgrade", 400)
-			return
-		}
-		conn, brw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n")
-		brw.Flush()
-		io.Copy(conn, brw) // echo
-	})
-	_, srv := startProxy(t, Options{}, a)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	io.WriteString(conn, "POST /api/v1/namespaces/x/pods/p/exec?command=sh HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nContent-Length: 0\r\n\r\n")
-	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		t.Fatalf("status %d, want 101", resp.StatusCode)
-	}
-	io.WriteString(conn, "ping\n")
-	line, err := br.ReadString('\n')
-	if err != nil || line != "ping\n" {
-		t.Errorf("echo = %q, %v", line, err)
+	for _, proto := range []string{"SPDY/3.1", "websocket"} {
+		t.Run(proto, func(t *testing.T) {
+			a := newFake(t, "a", "v1.35.4", "v1/pods", "v1/pods/exec", "v1/pods/portforward")
+			a.setHandler(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Upgrade") != proto {
+					http.Error(w, "want an upgrade", 400)
+					return
+				}
+				conn, brw, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					return
+				}
+				defer conn.Close()
+				brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + proto + "\r\n\r\n")
+				brw.Flush()
+				io.Copy(conn, brw) // echo
+			})
+			p, srv := startProxy(t, Options{}, a)
+			conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			io.WriteString(conn, "GET /api/v1/namespaces/x/pods/p/exec?command=sh HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: "+proto+"\r\n\r\n")
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusSwitchingProtocols {
+				t.Fatalf("status %d, want 101", resp.StatusCode)
+			}
+			if p.list()[0].longRunning.Load() != 1 {
+				t.Errorf("the upgraded connection is not counted as long-running")
+			}
+			io.WriteString(conn, "ping\n")
+			line, err := br.ReadString('\n')
+			if err != nil || line != "ping\n" {
+				t.Errorf("echo = %q, %v", line, err)
+			}
+		})
 	}
 }
 
@@ -559,5 +566,25 @@ func TestProxy_UnknownResourceIs404WhenEveryServerIsReady(t *testing.T) {
 	_, srv := startProxy(t, Options{}, a)
 	if code, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/example.com/v1/nothere", ""); code != http.StatusNotFound {
 		t.Errorf("GET of a resource nobody serves = %d %s, want the server's 404", code, body)
+	}
+}
+
+func TestProxy_OutstandingCountersReturnToZero(t *testing.T) {
+	gone := newFake(t, "gone", "v1.36.3", "v1/configmaps")
+	a := newFake(t, "a", "v1.35.4", "v1/configmaps")
+	p, srv := startProxy(t, Options{
+		HealthInterval: 1e9 * 3600,
+		RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+	}, gone, a)
+	gone.srv.Close()
+	for range 5 {
+		doJSON(t, http.MethodGet, srv.URL+cmPath, "")
+		doJSON(t, http.MethodPost, srv.URL+cmPath, `{}`)
+		doJSON(t, http.MethodGet, srv.URL+cmPath+"?watch=true", "")
+	}
+	for _, b := range p.list() {
+		if n, l := b.outstanding.Load(), b.longRunning.Load(); n != 0 || l != 0 {
+			t.Errorf("%s: %d short and %d long-running requests still counted", b.name, n, l)
+		}
 	}
 }
