@@ -601,6 +601,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// explainRefError marks what kin-openapi's resolver reports about refs that
+// checkRefs does not see (refs into a definition's members, external refs).
 func explainRefError(err error) error {
 	if err == nil {
 		return nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -172,14 +171,4 @@ func valueYAML(v any) string {
 		return jsonString(fmt.Sprint(v))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// sortTODOs orders TODOs by rule and place, keeping insertion order otherwise.
-func sortTODOs(t []TODO) {
-	sort.SliceStable(t, func(i, j int) bool {
-		if t[i].Rule != t[j].Rule {
-			return t[i].Rule < t[j].Rule
-		}
-		return t[i].Before < t[j].Before
-	})
 }
