@@ -129,6 +129,19 @@ func TestProxy_MixedVersionControlPlane(t *testing.T) {
 		}
 	})
 
+	t.Run("ExplainUsesTheOpenAPIV3Union", func(t *testing.T) {
+		// kubectl explain reads the /openapi/v3 index (merged by the proxy) and
+		// then the group-version document, which only the v1.36 server has.
+		out, err := kubectl(t, ctx, p.Kubeconfig, "explain", "mutatingadmissionpolicies.spec.mutations", "--api-version", "admissionregistration.k8s.io/v1")
+		if err != nil || !strings.Contains(out, "patchType") {
+			t.Errorf("kubectl explain through the proxy: %v\n%s", err, out)
+		}
+		out, err = kubectl(t, ctx, p.Kubeconfig, "explain", "configmaps.data")
+		if err != nil || !strings.Contains(out, "ConfigMap") {
+			t.Errorf("kubectl explain configmaps through the proxy: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("KubectlGetWatch", func(t *testing.T) {
 		wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 		defer wcancel()

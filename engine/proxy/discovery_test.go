@@ -128,3 +128,18 @@ func TestProxy_OpenAPIV2FromNewestServer(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenAPIV3Backends_HashOwnerFirst(t *testing.T) {
+	mk := func(name, url string) *backend {
+		b := &backend{name: name}
+		b.state.Store(&backendState{ready: true, caps: &capabilities{openAPIV3: map[string]string{"api/v1": url}}})
+		return b
+	}
+	a, b := mk("a", "/openapi/v3/api/v1?hash=AAA"), mk("b", "/openapi/v3/api/v1?hash=BBB")
+	for _, order := range [][]*backend{{a, b}, {b, a}} {
+		got := openAPIV3Backends(order, "api/v1", "/openapi/v3/api/v1?hash=BBB")
+		if len(got) != 2 || got[0] != b {
+			t.Errorf("order %s,%s: first candidate %s, want b (its hash)", order[0].name, order[1].name, got[0].name)
+		}
+	}
+}

@@ -24,8 +24,15 @@ func (p *Proxy) candidates(key gvr, info *request.RequestInfo, r *http.Request) 
 			slices.SortStableFunc(cands, func(a, b *backend) int { return compareVersions(b.snapshot(), a.snapshot()) })
 		}
 		if doc, ok := strings.CutPrefix(info.Path, "/openapi/v3/"); ok {
-			if narrowed := openAPIV3Backends(cands, doc, r.URL.RequestURI()); len(narrowed) < len(cands) && len(narrowed) > 0 {
-				cands, decision = narrowed, decisionRerouted
+			// Always in this order, even when every backend lists the
+			// document: the hash in the URL is one server's, and another
+			// server redirects to its own hash (clients give up after 10
+			// redirects between two servers).
+			if narrowed := openAPIV3Backends(cands, doc, r.URL.RequestURI()); len(narrowed) > 0 {
+				if len(narrowed) < len(cands) {
+					decision = decisionRerouted
+				}
+				cands = narrowed
 			}
 		}
 		return cands, decision, false
