@@ -7,15 +7,17 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/itchyny/gojq"
+
 	"github.com/mvpctl/mvpctl/rules"
 )
 
 // checkCompile compiles the forward and reverse programs of every clean
 // rule. Compiling a program costs milliseconds (gojq compiles the whole
 // runtime library each time), so rules whose programs differ only in JSON
-// literals (paths, values, the rule ID) are compiled once: JSON is valid jq,
-// so the others compile exactly when their representative does. What is
-// spliced verbatim (jq expressions) is part of the shape and never shared.
+// literals (paths, values, the rule ID) and in jq expressions that are safe
+// to splice (see spliced) are compiled once: the others compile exactly when
+// their representative does.
 // With round trips to run, every rule is compiled, since each needs its own
 // programs.
 func (l *linter) checkCompile() {
@@ -92,13 +94,31 @@ func compileOne(r *ruleInfo) (*rules.Compiled, error) {
 }
 
 // shape is what a rule's generated programs look like with every JSON
-// literal left out.
+// literal left out, and every jq expression that is safe to splice.
 func shape(r *rules.MigrationRule) string {
 	var b strings.Builder
 	for _, t := range r.Transformations {
 		fmt.Fprintf(&b, "%s|%t|%t|%t|%t|%d|%t|%t\x00%s\x00%s\x00%s\x00",
 			t.Action, t.Type != "", t.FromType != "", t.Path == "", t.MatchValue != nil, len(t.ValueMap),
-			t.DefaultValue != nil, t.Value != nil, t.Forward, t.Reverse, t.When)
+			t.DefaultValue != nil, t.Value != nil, spliced(t.Forward), spliced(t.Reverse), spliced(t.When))
 	}
 	return b.String()
+}
+
+// spliced stands for a jq expression in a shape. The compiler writes an
+// expression between "(\n" or "name(\n" and "\n)". An expression that
+// compiles alone (validation checked it) and also parses as "(\n" + expr +
+// "\n)" is a complete query there, whatever the surroundings, since jq's
+// grammar is context-free; and it resolves to the same builtins in the
+// program, whose runtime library only adds mvp_* names. Such expressions
+// are interchangeable; any other is kept verbatim, so it is compiled in
+// its own program.
+func spliced(expr string) string {
+	if expr == "" {
+		return ""
+	}
+	if _, err := gojq.Parse("(\n" + expr + "\n)"); err == nil {
+		return "<jq>"
+	}
+	return expr
 }

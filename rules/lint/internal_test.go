@@ -79,4 +79,3 @@ func TestModifyLoss(t *testing.T) {
 		}
 	}
 }
-

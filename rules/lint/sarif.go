@@ -122,8 +122,14 @@ func writeSARIF(w io.Writer, res *Result, tool ToolInfo) error {
 // sarifURI makes a relative URI reference of a file name (forward slashes,
 // spaces and other reserved characters escaped).
 func sarifURI(file string) string {
-	s := filepath.ToSlash(file)
-	return strings.NewReplacer("%", "%25", " ", "%20", "#", "%23", "?", "%3F").Replace(s)
+	s := strings.NewReplacer("%", "%25", " ", "%20", "#", "%23", "?", "%3F").Replace(filepath.ToSlash(file))
+	if filepath.IsAbs(file) {
+		if !strings.HasPrefix(s, "/") {
+			s = "/" + s // C:/x → /C:/x
+		}
+		return "file://" + s
+	}
+	return s
 }
 
 // ruleName turns a kebab-case ID into the PascalCase name SARIF viewers show.
