@@ -53,8 +53,8 @@ type Options struct {
 	MaxIdleConnsPerBackend int
 	// ImpersonateClientCerts forwards a request authenticated by a verified
 	// client certificate with the proxy's own identity and Impersonate-User /
-	// Impersonate-Group from the certificate. The server verifying the
-	// certificate (see [Serve]) must request them.
+	// Impersonate-Group from the certificate. The certificates are verified
+	// by the TLS server ([ServeOptions.ClientCA]).
 	ImpersonateClientCerts bool
 	// Logger receives one line per routing decision at debug level. Nil
 	// means no logging.
