@@ -107,6 +107,9 @@ type ruleInfo struct {
 // decoded is linted further. The error is for input that cannot be linted
 // at all, such as a file without any TransformationRules document.
 func Run(ctx context.Context, sources []rules.Source, opts Options) (*Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	l := &linter{ctx: ctx, opts: opts, disabled: map[string]bool{}, sources: map[string][]string{}, rs: &rules.RuleSet{}}
 	for _, id := range opts.Disable {
 		if _, ok := Checks[id]; !ok {
