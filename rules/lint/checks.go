@@ -117,7 +117,7 @@ var (
 	IDTargetNotInSchema = def("target-not-in-schema", Error, CategorySchema, "A field the transformation writes that the toVersion schema does not have.", "%s is not a field of %s%s")
 	IDSchemaType        = def("schema-type", Error, CategorySchema, "A type hint that disagrees with the schema's type of the field.", "%s is %s in %s, but %s says %s")
 	IDSchemaValue       = def("schema-value", Error, CategorySchema, "A matchValue, replaceValue, valueMap, defaultValue or value that the schema's type or enum does not allow.", "%s %s is not a valid %s in %s: %s")
-	IDRequiredUnset     = def("required-unset", Warning, CategorySchema, "A field the toVersion schema requires that forward does not always set.", "%s requires %s, which forward leaves unset when %s")
+	IDRequiredUnset     = def("required-unset", Warning, CategorySchema, "A field the toVersion schema requires that forward does not always set.", "%s requires %s, which forward %s")
 
 	IDLossyModify  = def("lossy-modify", Info, CategoryLoss, "A modify that maps several values to one, or one value that another pair gives back.", "%s %s: %s")
 	IDFieldDropped = def("field-dropped", Info, CategoryLoss, "A field one version cannot hold (remove forward, newField reverse).", "%s drops %s %s; %s")

@@ -11,7 +11,7 @@ import (
 // covered is what information-loss findings say about the round trip: the
 // engine keeps what the other version cannot hold in the conversion-data
 // annotation, so only clients of the other version see the loss.
-const covered = "kept in the " + rules.ConversionDataAnnotation + " annotation for the round trip; clients of the other version do not see it"
+const covered = "kept in the " + rules.ConversionDataAnnotation + " annotation for the round trip (64 KiB per object at most); clients of the other version do not see it"
 
 // checkLoss reports, per transformation, which fields lose data in which
 // direction.

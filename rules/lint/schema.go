@@ -389,9 +389,9 @@ func (l *linter) checkRequired(r *ruleInfo, w *working, n *snode, at rules.Path,
 		}
 		wn, guaranteed, ok := w.lookup(p)
 		if n.required[key] && !guaranteed && !w.onlyVia(at, p) && !l.coveredByTODO(r, p.String()) {
-			when := "the source object lacks it"
+			when := "leaves unset when the source object lacks it"
 			if !ok {
-				when = "always: nothing writes it"
+				when = "never writes: no transformation writes it and " + r.ref.Rule.FromVersion + " has no such field"
 			}
 			l.addRule(IDRequiredUnset, r, "toVersion", label, p.String(), when)
 		}
