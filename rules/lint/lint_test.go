@@ -213,3 +213,49 @@ func TestGeneratedRules(t *testing.T) {
 		})
 	}
 }
+
+// TestRealRules_Examples round-trips the objects of testdata/oracle (inputs
+// of real Kubernetes conversions, both versions) through the hand-written
+// rules of testdata/rules: no round-trip check may fire.
+func TestRealRules_Examples(t *testing.T) {
+	dirs, _ := filepath.Glob("../../testdata/oracle/*/in")
+	if len(dirs) == 0 {
+		t.Skip("no oracle cases")
+	}
+	for _, dir := range dirs {
+		name := filepath.Base(filepath.Dir(dir))
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile("../../testdata/rules/" + name + ".yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+			var opts lint.Options
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				docs, err := engine.ReadDocuments(f, bytes.NewReader(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range docs {
+					opts.Examples = append(opts.Examples, lint.Example{Name: d.Source, Object: d.Object})
+				}
+			}
+			res, err := lint.Run(context.Background(), []rules.Source{{Name: name + ".yaml", Data: data}}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Samples == 0 {
+				t.Fatal("no example matched the rules")
+			}
+			for _, f := range res.Findings {
+				if f.Severity >= lint.Warning {
+					t.Errorf("%s: %s %s: %s", f.Pos, f.Severity, f.ID, f.Message)
+				}
+			}
+		})
+	}
+}
