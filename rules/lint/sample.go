@@ -98,6 +98,12 @@ func (g *generator) value(n *snode, at rules.Path, depth int) any {
 				continue
 			}
 			c, _ := n.child(k)
+			if !n.required[k] && (c.typ == typArray || c.typ == typMap) && g.rnd.IntN(20) == 0 {
+				// Typed Go clients send null for nil slices and maps
+				// without omitempty (autoscaling/v2 status.currentMetrics).
+				obj[k] = nil
+				continue
+			}
 			obj[k] = g.value(c, append(append(rules.Path{}, at...), rules.Step{Kind: rules.StepKey, Key: k}), depth+1)
 		}
 		return obj
