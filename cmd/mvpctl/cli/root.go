@@ -69,6 +69,8 @@ func newRootCmd(name string) *cobra.Command {
 		newGenerateRulesCmd(),
 		newLintCmd(),
 		newVersionCmd(),
+		newCompletionCmd(),
+		newRulesCmd(),
 	)
 	return root
 }

@@ -1,0 +1,372 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/rules/crd"
+)
+
+// fieldManager owns what `mvpctl rules apply` writes (server-side apply).
+const fieldManager = "mvpctl"
+
+func newRulesCmd() *cobra.Command {
+	flags := genericclioptions.NewConfigFlags(true)
+	cmd := &cobra.Command{
+		Use:   "rules",
+		Short: "Manage TransformationRules objects in a cluster",
+		Long: `Manage TransformationRules objects (transformationrules.mvp.k8s.io) in a
+cluster, where proxies started with --rules-from-cluster pick them up.
+
+The objects are cluster-scoped; --namespace is accepted and ignored.`,
+	}
+	flags.AddFlags(cmd.PersistentFlags())
+	cmd.AddCommand(newRulesApplyCmd(flags), newRulesGetCmd(flags), newRulesStatusCmd(flags))
+	return cmd
+}
+
+func rulesClient(flags *genericclioptions.ConfigFlags) (dynamic.NamespaceableResourceInterface, error) {
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, inputError(err)
+	}
+	cfg.UserAgent = "mvpctl"
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	return c.Resource(crd.GroupVersionResource), nil
+}
+
+// clusterError explains the errors users meet most: no CRD, no access.
+func clusterError(err error) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return failure(fmt.Errorf("%w (is the CustomResourceDefinition %s installed? kubectl apply -k deploy/crd)", err, crd.Name))
+	}
+	return failure(err)
+}
+
+type rulesApplyOptions struct {
+	Files          []string
+	DryRun         string
+	ForceConflicts bool
+}
+
+func newRulesApplyCmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	var opts rulesApplyOptions
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|DIR...",
+		Short: "Lint TransformationRules files and apply them to the cluster",
+		Long: `Lint TransformationRules files and apply them to the cluster.
+
+Every document is checked as 'mvpctl lint' would; if any fails, nothing is
+applied (exit 2). Then each document is applied with server-side apply
+(field manager mvpctl) as the TransformationRules object of its name.`,
+		Example: `  mvpctl rules apply -f rules/
+  kubectl mvp rules apply -f upgrade.yaml --dry-run=server`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRulesApply(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), flags, opts)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&opts.Files, "filename", "f", nil, "rules file or directory (repeatable; - for standard input)")
+	cmd.Flags().StringVar(&opts.DryRun, "dry-run", "none", "none, or server: the server validates and admits but does not store")
+	cmd.Flags().BoolVar(&opts.ForceConflicts, "force-conflicts", false, "take over fields another manager owns")
+	return cmd
+}
+
+func runRulesApply(ctx context.Context, stdout, stderr io.Writer, flags *genericclioptions.ConfigFlags, opts rulesApplyOptions) error {
+	if len(opts.Files) == 0 {
+		return usageErrorf("rules apply: give -f FILE or -f DIR")
+	}
+	var dryRun []string
+	switch opts.DryRun {
+	case "none", "":
+	case "server":
+		dryRun = []string{metav1.DryRunAll}
+	default:
+		return usageErrorf("--dry-run %q: want none or server", opts.DryRun)
+	}
+	rs, err := rules.Load(opts.Files...)
+	if err != nil {
+		return rulesError(stderr, err)
+	}
+	client, err := rulesClient(flags)
+	if err != nil {
+		return err
+	}
+	for _, d := range rs.Documents {
+		u, err := ruleObject(d.Rules)
+		if err != nil {
+			return failure(err)
+		}
+		_, err = client.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: fieldManager, Force: opts.ForceConflicts, DryRun: dryRun})
+		if err != nil {
+			return clusterError(fmt.Errorf("%s: %s: %w", d.File, u.GetName(), err))
+		}
+		suffix := ""
+		if dryRun != nil {
+			suffix = " (server dry run)"
+		}
+		fmt.Fprintf(stdout, "%s/%s applied%s\n", crd.Name, u.GetName(), suffix)
+	}
+	return nil
+}
+
+// ruleObject turns a decoded document into the object to apply.
+func ruleObject(r *rules.TransformationRules) (*unstructured.Unstructured, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+type rulesGetOptions struct {
+	Output string
+}
+
+func newRulesGetCmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	var opts rulesGetOptions
+	cmd := &cobra.Command{
+		Use:   "get [NAME...]",
+		Short: "List TransformationRules objects",
+		Example: `  mvpctl rules get
+  kubectl mvp rules get upgrade-v1.35-to-v1.36 -o yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRulesGet(cmd.Context(), cmd.OutOrStdout(), flags, args, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: (empty) for a table, wide, yaml, json or name")
+	return cmd
+}
+
+// fetchRules gets the named objects, or all of them, by name.
+func fetchRules(ctx context.Context, flags *genericclioptions.ConfigFlags, names []string) ([]unstructured.Unstructured, error) {
+	client, err := rulesClient(flags)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		list, err := client.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, clusterError(err)
+		}
+		items := list.Items
+		sort.Slice(items, func(i, j int) bool { return items[i].GetName() < items[j].GetName() })
+		return items, nil
+	}
+	var out []unstructured.Unstructured
+	for _, n := range names {
+		u, err := client.Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			return nil, clusterError(err)
+		}
+		out = append(out, *u)
+	}
+	return out, nil
+}
+
+func runRulesGet(ctx context.Context, stdout io.Writer, flags *genericclioptions.ConfigFlags, names []string, opts rulesGetOptions) error {
+	switch opts.Output {
+	case "", "wide", "yaml", "json", "name":
+	default:
+		return usageErrorf("--output %q: want wide, yaml, json or name", opts.Output)
+	}
+	items, err := fetchRules(ctx, flags, names)
+	if err != nil {
+		return err
+	}
+	switch opts.Output {
+	case "yaml", "json":
+		var v any = map[string]any{"apiVersion": "v1", "kind": "List", "items": itemsAny(items)}
+		if len(names) == 1 {
+			v = items[0].Object
+		}
+		var data []byte
+		if opts.Output == "json" {
+			data, err = json.MarshalIndent(v, "", "    ")
+			data = append(data, '\n')
+		} else {
+			data, err = yaml.Marshal(v)
+		}
+		if err != nil {
+			return failure(err)
+		}
+		_, err = stdout.Write(data)
+		return err
+	case "name":
+		for _, u := range items {
+			fmt.Fprintf(stdout, "%s/%s\n", crd.Name, u.GetName())
+		}
+		return nil
+	}
+	if len(items) == 0 {
+		fmt.Fprintln(stdout, "No TransformationRules found.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 8, 3, ' ', 0)
+	header := "NAME\tRULES\tROUTES\tREADY\tAGE"
+	if opts.Output == "wide" {
+		header += "\tGENERATION\tOBSERVED\tREASON"
+	}
+	fmt.Fprintln(tw, header)
+	for _, u := range items {
+		st, ready := ruleStatus(&u)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", u.GetName(), count(st.MigrationRules, st.ObservedGeneration), count(st.RoutingRules, st.ObservedGeneration), condStatus(ready), age(u.GetCreationTimestamp()))
+		if opts.Output == "wide" {
+			reason := ""
+			if ready != nil {
+				reason = ready.Reason
+			}
+			line += fmt.Sprintf("\t%d\t%d\t%s", u.GetGeneration(), st.ObservedGeneration, reason)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+func itemsAny(items []unstructured.Unstructured) []any {
+	out := make([]any, len(items))
+	for i := range items {
+		out[i] = items[i].Object
+	}
+	return out
+}
+
+func count(n int32, observed int64) string {
+	if observed == 0 {
+		return "<none>"
+	}
+	return fmt.Sprint(n)
+}
+
+func condStatus(c *metav1.Condition) string {
+	if c == nil {
+		return "<none>"
+	}
+	return string(c.Status)
+}
+
+func age(t metav1.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(time.Since(t.Time))
+}
+
+// ruleStatus decodes an object's status and finds its Ready condition.
+func ruleStatus(u *unstructured.Unstructured) (rules.TransformationRulesStatus, *metav1.Condition) {
+	var st rules.TransformationRulesStatus
+	if raw, ok := u.Object["status"].(map[string]any); ok {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &st)
+	}
+	return st, meta.FindStatusCondition(st.Conditions, rules.ConditionReady)
+}
+
+type rulesStatusOptions struct {
+	Wait time.Duration
+}
+
+func newRulesStatusCmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	var opts rulesStatusOptions
+	cmd := &cobra.Command{
+		Use:   "status [NAME...]",
+		Short: "Show whether the proxies serve each TransformationRules object's current generation",
+		Long: `Show whether the proxies serve each TransformationRules object's current
+generation: its Ready condition and, when a generation was rejected, every
+problem by field path.
+
+Exit status 0 when every object's current generation is Ready, 1 when one
+is not (rejected, or not yet observed by a proxy). --wait waits up to the
+given time for every object to become Ready.`,
+		Example: `  mvpctl rules apply -f upgrade.yaml && mvpctl rules status upgrade-v1.35-to-v1.36 --wait 30s`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRulesStatus(cmd.Context(), cmd.OutOrStdout(), flags, args, opts)
+		},
+	}
+	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "wait this long for every object to be Ready")
+	return cmd
+}
+
+func runRulesStatus(ctx context.Context, stdout io.Writer, flags *genericclioptions.ConfigFlags, names []string, opts rulesStatusOptions) error {
+	deadline := time.Now().Add(opts.Wait)
+	for {
+		items, err := fetchRules(ctx, flags, names)
+		if err != nil {
+			return err
+		}
+		notReady := 0
+		for i := range items {
+			if !currentReady(&items[i]) {
+				notReady++
+			}
+		}
+		if notReady == 0 || !time.Now().Before(deadline) {
+			printRulesStatus(stdout, items)
+			if notReady > 0 {
+				return &silentError{code: exitFailure}
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return failure(ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// currentReady says whether the object's current generation is Ready.
+func currentReady(u *unstructured.Unstructured) bool {
+	st, c := ruleStatus(u)
+	return st.ObservedGeneration == u.GetGeneration() && c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == u.GetGeneration()
+}
+
+func printRulesStatus(w io.Writer, items []unstructured.Unstructured) {
+	if len(items) == 0 {
+		fmt.Fprintln(w, "No TransformationRules found.")
+		return
+	}
+	for _, u := range items {
+		st, c := ruleStatus(&u)
+		state := "NotObserved"
+		switch {
+		case st.ObservedGeneration != u.GetGeneration():
+			state = fmt.Sprintf("NotObserved (generation %d, observed %d)", u.GetGeneration(), st.ObservedGeneration)
+		case c != nil && c.Status == metav1.ConditionTrue:
+			state = "Ready"
+		case c != nil:
+			state = "NotReady: " + c.Reason
+		}
+		fmt.Fprintf(w, "%s: %s\n", u.GetName(), state)
+		if c != nil && c.Message != "" {
+			for _, part := range strings.Split(c.Message, "; ") {
+				fmt.Fprintf(w, "    %s\n", part)
+			}
+		}
+	}
+}
