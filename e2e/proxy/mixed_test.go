@@ -142,6 +142,32 @@ func TestProxy_MixedVersionControlPlane(t *testing.T) {
 		}
 	})
 
+	t.Run("OpenAPIV2IsTheUnion", func(t *testing.T) {
+		// client-go asks for the protobuf form.
+		doc, err := discovery.NewDiscoveryClientForConfigOrDie(p.tokenConfig(cp)).OpenAPISchema()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs := map[string]bool{}
+		for _, d := range doc.GetDefinitions().GetAdditionalProperties() {
+			defs[d.GetName()] = true
+		}
+		for _, want := range []string{"io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicy", "io.k8s.api.core.v1.ConfigMap"} {
+			if !defs[want] {
+				t.Errorf("/openapi/v2 through the proxy lacks %s (%d definitions)", want, len(defs))
+			}
+		}
+		direct, err := discovery.NewDiscoveryClientForConfigOrDie(old.RESTConfig()).OpenAPISchema()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range direct.GetDefinitions().GetAdditionalProperties() {
+			if !defs[d.GetName()] {
+				t.Errorf("/openapi/v2 through the proxy lacks %s, which %s has", d.GetName(), old.Version)
+			}
+		}
+	})
+
 	t.Run("KubectlGetWatch", func(t *testing.T) {
 		wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 		defer wcancel()

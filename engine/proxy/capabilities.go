@@ -84,6 +84,13 @@ func newCapabilities(groups []apidiscoveryv2.APIGroupDiscovery, aggregated bool)
 // fetchDoc GETs path with the proxy's identity, revalidating a cached copy
 // with If-None-Match so that an unchanged document costs a 304.
 func (b *backend) fetchDoc(ctx context.Context, path, accept string) (body []byte, contentType string, err error) {
+	body, contentType, _, err = b.fetchDocETag(ctx, path, accept)
+	return body, contentType, err
+}
+
+// fetchDocETag is fetchDoc that also returns the document's ETag (empty when
+// the server sends none).
+func (b *backend) fetchDocETag(ctx context.Context, path, accept string) (body []byte, contentType, etag string, err error) {
 	key := path + "\x00" + accept
 	b.mu.Lock()
 	cached, ok := b.etags[key]
@@ -94,27 +101,27 @@ func (b *backend) fetchDoc(ctx context.Context, path, accept string) (body []byt
 	}
 	resp, err := b.get(ctx, path, accept, hdr)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified && ok {
 		_, _ = io.Copy(io.Discard, resp.Body)
-		return cached.body, cached.contentType, nil
+		return cached.body, cached.contentType, cached.etag, nil
 	}
 	body, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, "", fmt.Errorf("GET %s: %w", path, err)
+		return nil, "", "", fmt.Errorf("GET %s: %w", path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", &httpStatusError{path: path, code: resp.StatusCode, body: string(truncate(body, 200))}
+		return nil, "", "", &httpStatusError{path: path, code: resp.StatusCode, body: string(truncate(body, 200))}
 	}
 	contentType = resp.Header.Get("Content-Type")
-	if etag := resp.Header.Get("ETag"); etag != "" {
+	if etag = resp.Header.Get("ETag"); etag != "" {
 		b.mu.Lock()
 		b.etags[key] = cachedDoc{etag: etag, body: body, contentType: contentType}
 		b.mu.Unlock()
 	}
-	return body, contentType, nil
+	return body, contentType, etag, nil
 }
 
 type httpStatusError struct {

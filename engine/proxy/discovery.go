@@ -51,6 +51,10 @@ func (p *Proxy) serveDiscovery(w http.ResponseWriter, r *http.Request, info *req
 		return false
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
+	if path == "/openapi/v2" {
+		p.serveOpenAPIV2(w, r)
+		return true
+	}
 	isDiscovery := path == "/api" || path == "/apis" || path == "/openapi/v3" ||
 		strings.HasPrefix(path, "/api/") && strings.Count(path, "/") == 2 ||
 		strings.HasPrefix(path, "/apis/") && strings.Count(path, "/") <= 3

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/proto"
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -101,6 +103,23 @@ func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
 	}
 }
 
+func TestPrefersProtobuf(t *testing.T) {
+	tests := map[string]bool{
+		openAPIV2ProtobufDeprecated:                              true,
+		openAPIV2Protobuf:                                        true,
+		"application/json, " + openAPIV2Protobuf:                 false,
+		openAPIV2Protobuf + ", application/json":                 true,
+		openAPIV2Protobuf + "; q=0.5, application/json":          false,
+		"application/json;q=0.9, " + openAPIV2ProtobufDeprecated: true,
+		"": false,
+	}
+	for accept, want := range tests {
+		if got := prefersProtobuf(accept); got != want {
+			t.Errorf("prefersProtobuf(%q) = %v, want %v", accept, got, want)
+		}
+	}
+}
+
 func TestWantsAggregated(t *testing.T) {
 	tests := map[string]bool{
 		"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json":                true,
@@ -117,15 +136,50 @@ func TestWantsAggregated(t *testing.T) {
 	}
 }
 
-func TestProxy_OpenAPIV2FromNewestServer(t *testing.T) {
+func TestProxy_OpenAPIV2IsTheUnion(t *testing.T) {
 	old := newFake(t, "old", "v1.35.4", "v1/configmaps")
+	old.openAPIV2 = `{"swagger":"2.0","info":{"title":"Kubernetes","version":"v1.35.4"},"paths":{"/api/v1/configmaps":{"get":{"operationId":"old","responses":{"200":{"description":"OK"}}}},"/apis/gone/v1beta1/things":{"get":{"operationId":"gone","responses":{"200":{"description":"OK"}}}}},"definitions":{"io.k8s.api.core.v1.ConfigMap":{"description":"old"},"io.k8s.api.gone.v1beta1.Thing":{"description":"only old"}}}`
 	neu := newFake(t, "new", "v1.36.3", "v1/configmaps")
+	neu.openAPIV2 = `{"swagger":"2.0","info":{"title":"Kubernetes","version":"v1.36.3"},"paths":{"/api/v1/configmaps":{"get":{"operationId":"new","responses":{"200":{"description":"OK"}}}}},"definitions":{"io.k8s.api.core.v1.ConfigMap":{"description":"new"},"io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicy":{"description":"only new"}}}`
 	_, srv := startProxy(t, Options{}, old, neu)
-	for range 10 {
-		code, _, body := doJSON(t, http.MethodGet, srv.URL+"/openapi/v2", "")
-		if code != http.StatusOK || answeredBy(t, body) != "new" {
-			t.Fatalf("/openapi/v2 = %d %s, want the newest server's", code, body)
-		}
+
+	resp, body := getWith(t, srv.URL+"/openapi/v2", "application/json", "")
+	var doc struct {
+		Info        struct{ Version string }
+		Paths       map[string]map[string]struct{ OperationID string }
+		Definitions map[string]struct{ Description string }
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if doc.Info.Version != "v1.36.3" || doc.Paths["/api/v1/configmaps"]["get"].OperationID != "new" ||
+		doc.Definitions["io.k8s.api.core.v1.ConfigMap"].Description != "new" {
+		t.Errorf("overlapping entries are not the newest server's: %s", body)
+	}
+	if doc.Definitions["io.k8s.api.gone.v1beta1.Thing"].Description != "only old" ||
+		doc.Definitions["io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicy"].Description != "only new" ||
+		doc.Paths["/apis/gone/v1beta1/things"] == nil {
+		t.Errorf("the union lacks one server's entries: %s", body)
+	}
+	if resp, _ := getWith(t, srv.URL+"/openapi/v2", "application/json", resp.Header.Get("ETag")); resp.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match = %d, want 304", resp.StatusCode)
+	}
+
+	resp, body = getWith(t, srv.URL+"/openapi/v2", openAPIV2ProtobufDeprecated, "")
+	if resp.Header.Get("Content-Type") != openAPIV2Protobuf {
+		t.Fatalf("Content-Type %q, want protobuf: %s", resp.Header.Get("Content-Type"), body)
+	}
+	var pb openapiv2.Document
+	if err := proto.Unmarshal(body, &pb); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range pb.GetDefinitions().GetAdditionalProperties() {
+		names = append(names, d.GetName())
+	}
+	slices.Sort(names)
+	if want := []string{"io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicy", "io.k8s.api.core.v1.ConfigMap", "io.k8s.api.gone.v1beta1.Thing"}; !slices.Equal(names, want) {
+		t.Errorf("protobuf definitions %v, want %v", names, want)
 	}
 }
 

@@ -27,6 +27,7 @@ type fakeAPIServer struct {
 	name       string
 	gitVersion string
 	legacyOnly bool
+	openAPIV2  string // the /openapi/v2 document; empty: the path is recorded like others
 
 	mu      sync.Mutex
 	served  []string // "apps/v1/deployments", "v1/configmaps", "v1/pods/log"
@@ -80,6 +81,17 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/openapi/v3":
 		http.NotFound(w, r)
 		return
+	case "/openapi/v2":
+		if f.openAPIV2 != "" {
+			w.Header().Set("ETag", `"`+etagOf([]byte(f.openAPIV2))+`"`)
+			if r.Header.Get("If-None-Match") == w.Header().Get("ETag") {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, f.openAPIV2)
+			return
+		}
 	}
 	groups := f.groups()
 	if r.URL.Path == "/api" || r.URL.Path == "/apis" {

@@ -91,7 +91,8 @@ type Proxy struct {
 	rr      atomic.Uint64
 	started time.Time
 
-	disc discoveryCache
+	disc      discoveryCache
+	openAPIV2 openAPIV2Cache
 
 	mu      sync.Mutex // guards runCtx and pollers
 	runCtx  context.Context

@@ -18,11 +18,6 @@ func (p *Proxy) candidates(key gvr, info *request.RequestInfo, r *http.Request) 
 	if !info.IsResourceRequest {
 		cands = p.readyBackends(nil)
 		p.order(cands, nil)
-		if info.Path == "/openapi/v2" {
-			// One document for the whole cluster: the newest server's
-			// describes the most (the union is not merged yet).
-			slices.SortStableFunc(cands, func(a, b *backend) int { return compareVersions(b.snapshot(), a.snapshot()) })
-		}
 		if doc, ok := strings.CutPrefix(info.Path, "/openapi/v3/"); ok {
 			// Always in this order, even when every backend lists the
 			// document: the hash in the URL is one server's, and another
