@@ -127,6 +127,7 @@ var (
 	IDRoundTripForward = def("round-trip-forward", Error, CategoryRoundTrip, "reverse(forward(x)) differs from x for a sample object of fromVersion.", "reverse(forward(x)) != x for %s: first difference at %s (%s); minimal example: %s")
 	IDRoundTripReverse = def("round-trip-reverse", Error, CategoryRoundTrip, "forward(reverse(y)) differs from y for a sample object of toVersion.", "forward(reverse(y)) != y for %s: first difference at %s (%s); minimal example: %s")
 	IDConversionError  = def("conversion-error", Error, CategoryRoundTrip, "Converting a sample object failed.", "%s of %s failed: %v; minimal example: %s")
+	IDSamplesSkipped   = def("samples-skipped", Info, CategoryRoundTrip, "--samples was given but no schema serves this version of the rule, so no objects were generated for it.", "no schema given serves %s: --samples generated no objects of it%s")
 	IDExecutorMismatch = def("executor-mismatch", Error, CategoryRoundTrip, "The native executor and the jq programs give different results for a sample.", "%s of %s: the native executor and jq differ at %s (%s); minimal example: %s")
 
 	IDTODO = def("todo", Warning, CategoryReview, "A TODO comment left by generate-rules or a person.", "%s")

@@ -144,6 +144,7 @@ func Run(ctx context.Context, sources []rules.Source, opts Options) (*Result, er
 		l.addError(e)
 	}
 	l.selectClean(errs)
+	l.placeTODOs()
 	l.checkCompile()
 	l.checkConsistency()
 	l.checkSchemas()
@@ -223,6 +224,13 @@ func (l *linter) addRule(id string, r *ruleInfo, fld string, args ...any) *Findi
 		full += "." + fld
 	}
 	return l.add(id, r.ref.Doc.Pos(full), full, r.ref.Rule.ID(), args...)
+}
+
+// addRuleKey records a finding positioned at a field's key: values reached
+// through YAML aliases share the anchor's position, keys do not.
+func (l *linter) addRuleKey(id string, r *ruleInfo, fld string, args ...any) *Finding {
+	full := r.field + "." + fld
+	return l.add(id, r.ref.Doc.KeyPos(full), full, r.ref.Rule.ID(), args...)
 }
 
 // selectClean keeps the migration rules that no structure error touches.

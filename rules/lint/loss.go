@@ -39,7 +39,7 @@ func (l *linter) checkLoss() {
 					if t.Path != "" {
 						what = "jq on " + t.Path
 					}
-					l.addRule(IDLossyJQ, r, tfield(j, "forward"), what, "what reverse cannot give back is kept in the "+rules.ConversionDataAnnotation+" annotation")
+					l.addRuleKey(IDLossyJQ, r, tfield(j, "forward"), what, "what reverse cannot give back is kept in the "+rules.ConversionDataAnnotation+" annotation")
 				}
 			}
 		}

@@ -69,7 +69,18 @@ func (l *linter) roundTripRule(r *ruleInfo) {
 			}
 		}
 		if l.opts.Samples > 0 {
-			if k, _ := l.kindSchema(mr, group, version, preferNew); k != nil {
+			k, _ := l.kindSchema(mr, group, version, preferNew)
+			if k == nil {
+				fld, also := "fromVersion", ""
+				if dir == rules.Reverse {
+					fld = "toVersion"
+				}
+				if len(objs) > 0 {
+					also = fmt.Sprintf("; only the %d given example object(s) were round-tripped", len(objs))
+				}
+				l.addRule(IDSamplesSkipped, r, fld, gvString(group, version)+" "+mr.Resource, also)
+			}
+			if k != nil {
 				g := newGenerator(l.opts.Seed, mr, dir)
 				root := newSNode(k.Schema)
 				for range l.opts.Samples {

@@ -13,6 +13,8 @@ type todo struct {
 	text string
 	// path is the field a generate-rules TODO names ("TODO(kind): path: ..."), if any.
 	path string
+	// rule is the clean migration rule whose text holds the comment, if any.
+	rule *ruleInfo
 }
 
 // todoRE finds TODO and FIXME in a YAML comment: a # at the start of the
@@ -37,11 +39,18 @@ func (l *linter) scanTODOs(file string) {
 	}
 }
 
+// placeTODOs finds the rule of each TODO once; schema checks ask often.
+func (l *linter) placeTODOs() {
+	for i := range l.todos {
+		l.todos[i].rule = l.ruleAtLine(l.todos[i].pos.File, l.todos[i].pos.Line)
+	}
+}
+
 func (l *linter) reportTODOs() {
 	for _, t := range l.todos {
 		rule := ""
-		if r := l.ruleAtLine(t.pos.File, t.pos.Line); r != nil {
-			rule = r.ref.Rule.ID()
+		if t.rule != nil {
+			rule = t.rule.ref.Rule.ID()
 		}
 		l.add(IDTODO, t.pos, "", rule, t.text)
 	}
@@ -51,10 +60,7 @@ func (l *linter) reportTODOs() {
 // a field, so that schema checks do not repeat what generate-rules said.
 func (l *linter) coveredByTODO(r *ruleInfo, path string) bool {
 	for _, t := range l.todos {
-		if t.path == "" || t.pos.File != r.ref.Doc.File {
-			continue
-		}
-		if rr := l.ruleAtLine(t.pos.File, t.pos.Line); rr == nil || rr.ref.Rule != r.ref.Rule {
+		if t.path == "" || t.rule == nil || t.rule.ref.Rule != r.ref.Rule {
 			continue
 		}
 		if t.path == path || strings.HasPrefix(path, t.path+".") || strings.HasPrefix(path, t.path+"[") || mentions(t.text, path) {
