@@ -120,16 +120,12 @@ func Run(ctx context.Context, sources []rules.Source, opts Options) (*Result, er
 	var decoding rules.ErrorList
 	for _, src := range sources {
 		l.sources[src.Name] = strings.Split(strings.ReplaceAll(string(src.Data), "\r\n", "\n"), "\n")
-		set, err := rules.Parse(src.Name, src.Data)
-		var el rules.ErrorList
-		if errors.As(err, &el) {
-			decoding = append(decoding, el...)
-		} else if err != nil {
+		docs, errs, err := parseFile(src)
+		if err != nil {
 			return nil, err
 		}
-		if set != nil {
-			l.rs.Documents = append(l.rs.Documents, set.Documents...)
-		}
+		decoding = append(decoding, errs...)
+		l.rs.Documents = append(l.rs.Documents, docs...)
 		l.scanTODOs(src.Name)
 	}
 	if len(l.rs.Documents) == 0 && len(decoding) == 0 {
@@ -160,6 +156,60 @@ func Run(ctx context.Context, sources []rules.Source, opts Options) (*Result, er
 	sortFindings(l.findings)
 	res.Findings = l.findings
 	return res, nil
+}
+
+// parseFile decodes one file. A YAML syntax error makes rules.Parse give
+// up on the whole file; then each document (between "---" lines) is parsed
+// on its own, with the other documents' lines blanked so that positions
+// stay those of the file, and the documents without errors are linted.
+func parseFile(src rules.Source) ([]*rules.Document, rules.ErrorList, error) {
+	set, err := rules.Parse(src.Name, src.Data)
+	var el rules.ErrorList
+	if err != nil && !errors.As(err, &el) {
+		return nil, nil, err
+	}
+	lines := strings.SplitAfter(string(src.Data), "\n")
+	var starts []int // first line of each document
+	for i, line := range lines {
+		if i == 0 || strings.HasPrefix(line, "---") && strings.TrimSpace(strings.TrimPrefix(line, "---")) == "" {
+			starts = append(starts, i)
+		}
+	}
+	if set != nil || len(starts) < 2 {
+		if set == nil {
+			return nil, el, nil
+		}
+		return set.Documents, el, nil
+	}
+	var docs []*rules.Document
+	var errs rules.ErrorList
+	for n, start := range starts {
+		end := len(lines)
+		if n+1 < len(starts) {
+			end = starts[n+1]
+		}
+		var b strings.Builder
+		for i, line := range lines {
+			if i >= start && i < end {
+				b.WriteString(line)
+			} else {
+				b.WriteString("\n")
+			}
+		}
+		part, err := rules.Parse(src.Name, []byte(b.String()))
+		var pel rules.ErrorList
+		if err != nil && !errors.As(err, &pel) {
+			return nil, nil, err
+		}
+		errs = append(errs, pel...)
+		if part != nil {
+			for _, d := range part.Documents {
+				d.Index = n
+				docs = append(docs, d)
+			}
+		}
+	}
+	return docs, errs, nil
 }
 
 // mergeErrors adds validation errors to decoding errors, leaving out those
