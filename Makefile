@@ -7,7 +7,7 @@ VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || ech
 COMMIT        ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS       := -X github.com/mvpctl/mvpctl/cmd/mvpctl/cli.version=$(VERSION) -X github.com/mvpctl/mvpctl/cmd/mvpctl/cli.commit=$(COMMIT)
 
-.PHONY: all build test vet bench example
+.PHONY: all build test vet bench example demo bench-proxy
 
 all: build
 
@@ -32,6 +32,15 @@ example: build
 	@echo '# ... and back to v1alpha1 (identical to the input):'
 	$(BIN)/mvpctl convert --rules testdata/examples/seed/mvp-rules.yaml -f testdata/examples/seed/customresource-v1alpha1.yaml --output-version myapps.example.com/v1beta1 \
 	  | $(BIN)/mvpctl convert --rules testdata/examples/seed/mvp-rules.yaml -f - --output-version myapps.example.com/v1alpha1
+
+# kube-apiservers v1.35.4 and v1.36.3 on one etcd, mvpctl proxy in front, a
+# short kubectl session through it, then teardown (builds the servers first).
+demo: build e2e-bins
+	cd e2e && $(GO) run ./proxy/demo -mvpctl ../$(BIN)/mvpctl
+
+# Proxy overhead against direct, a bare ReverseProxy and nginx (needs nginx-light).
+bench-proxy: e2e-bins
+	cd e2e && MVPCTL_E2E_BENCH=1 MVPCTL_E2E_BENCH_REPORT=$(CURDIR)/docs/bench-proxy-table.md $(GO) test -count=1 -run TestProxy_Benchmark -v -timeout 30m ./proxy/
 
 # The e2e suite (real etcd and kube-apiservers) lives in its own module.
 -include e2e/e2e.mk
