@@ -39,6 +39,12 @@ const (
 	Name = Plural + "." + rules.GroupName
 )
 
+// The API approval annotation that groups under k8s.io need.
+const (
+	APIApprovalAnnotation = "api-approved.kubernetes.io"
+	APIApprovalValue      = "unapproved, mvp.k8s.io is the group of mvpctl's TransformationRules format, not an API of the Kubernetes project"
+)
+
 // GroupVersionResource is the resource of TransformationRules objects.
 var GroupVersionResource = schema.GroupVersionResource{Group: rules.GroupName, Version: Version, Resource: Plural}
 
@@ -241,6 +247,11 @@ func New(docs Docs) (*apiextensionsv1.CustomResourceDefinition, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   Name,
 			Labels: map[string]string{"app.kubernetes.io/name": "mvpctl", "app.kubernetes.io/component": "crd"},
+			// Groups under k8s.io are protected: kube-apiserver refuses a CRD
+			// without this annotation. A value starting with "unapproved" is
+			// accepted and reported in the KubernetesAPIApprovalPolicyConformant
+			// condition; the rules format fixes the group to mvp.k8s.io.
+			Annotations: map[string]string{APIApprovalAnnotation: APIApprovalValue},
 		},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: rules.GroupName,

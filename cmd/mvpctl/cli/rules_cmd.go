@@ -3,10 +3,17 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -19,8 +26,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mvpctl/mvpctl/engine/rulesource"
 	"github.com/mvpctl/mvpctl/rules"
 	"github.com/mvpctl/mvpctl/rules/crd"
 )
@@ -39,7 +48,7 @@ cluster, where proxies started with --rules-from-cluster pick them up.
 The objects are cluster-scoped; --namespace is accepted and ignored.`,
 	}
 	flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newRulesApplyCmd(flags), newRulesGetCmd(flags), newRulesStatusCmd(flags))
+	cmd.AddCommand(newRulesApplyCmd(flags), newRulesGetCmd(flags), newRulesStatusCmd(flags), newRulesWatchCmd(flags))
 	return cmd
 }
 
@@ -369,4 +378,99 @@ func printRulesStatus(w io.Writer, items []unstructured.Unstructured) {
 			}
 		}
 	}
+}
+
+type rulesWatchOptions struct {
+	Files       []string
+	FromCluster bool
+	Host        string
+}
+
+func newRulesWatchCmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	var opts rulesWatchOptions
+	cmd := &cobra.Command{
+		Use:   "watch [--rules FILE|DIR]... [--rules-from-cluster]",
+		Short: "Load rules as mvpctl proxy does and print each set that becomes active",
+		Long: `Load rules from files (watched) and/or TransformationRules objects in the
+cluster exactly as mvpctl proxy does, and print one JSON line on standard
+output for each rule set that becomes active: its revision, the time, its
+documents and rules. Rejections are logged on standard error; with
+--rules-from-cluster, this command also writes the objects' status and
+Events, like a proxy.
+
+Use it to check what a proxy would serve, or as a lightweight status
+writer where no proxy watches the cluster yet.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runRulesWatch(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), flags, opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Files, "rules", nil, "rules file or directory to watch (repeatable)")
+	cmd.Flags().BoolVar(&opts.FromCluster, "rules-from-cluster", false, "watch TransformationRules objects in the cluster")
+	cmd.Flags().StringVar(&opts.Host, "host", "", "host named in Events (e.g. the pod name)")
+	return cmd
+}
+
+// watchLine is what rules watch prints for each active set.
+type watchLine struct {
+	Revision       uint64    `json:"revision"`
+	Time           time.Time `json:"time"`
+	Documents      []string  `json:"documents"`
+	MigrationRules []string  `json:"migrationRules"`
+	RoutingRules   int       `json:"routingRules"`
+}
+
+func runRulesWatch(ctx context.Context, stdout, stderr io.Writer, flags *genericclioptions.ConfigFlags, opts rulesWatchOptions) error {
+	if len(opts.Files) == 0 && !opts.FromCluster {
+		return usageErrorf("rules watch: give --rules FILE, --rules-from-cluster, or both")
+	}
+	sopts := rulesource.Options{
+		Files:     opts.Files,
+		Component: "mvpctl-rules-watch",
+		Host:      opts.Host,
+		Logger:    slog.New(slog.NewJSONHandler(stderr, nil)),
+	}
+	if opts.FromCluster {
+		cfg, err := flags.ToRESTConfig()
+		if err != nil {
+			return inputError(err)
+		}
+		cfg.UserAgent = "mvpctl"
+		if sopts.Cluster, err = dynamic.NewForConfig(cfg); err != nil {
+			return inputError(err)
+		}
+		kc, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return inputError(err)
+		}
+		sopts.Events = kc.CoreV1()
+	}
+	src, err := rulesource.Start(ctx, sopts)
+	if err != nil {
+		var el rules.ErrorList
+		var pe *fs.PathError
+		if errors.As(err, &el) || errors.As(err, &pe) || !opts.FromCluster {
+			return rulesError(stderr, err)
+		}
+		return failure(err)
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	src.Subscribe(func(set *rulesource.Set) {
+		line := watchLine{Revision: set.Revision, Time: set.Loaded.UTC(), RoutingRules: len(set.RoutingRules), Documents: []string{}, MigrationRules: []string{}}
+		for _, d := range set.Rules.Documents {
+			line.Documents = append(line.Documents, d.File)
+		}
+		for _, c := range set.Converter.Rules() {
+			line.MigrationRules = append(line.MigrationRules, c.Rule.ID())
+		}
+		mu.Lock()
+		enc.Encode(line)
+		mu.Unlock()
+	})
+	<-src.Done()
+	return nil
 }
