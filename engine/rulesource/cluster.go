@@ -63,6 +63,9 @@ type objState struct {
 	message string
 	// statusDone says the status of judged has been written.
 	statusDone bool
+	// revision is the Source's revision when judged: a conflict is judged
+	// again once the set it conflicted with has changed.
+	revision uint64
 }
 
 // objectDoc replaces one object's document in a candidate set; a nil doc
@@ -187,7 +190,7 @@ func (cs *clusterState) reconcile(ctx context.Context) {
 			cs.objs[name] = st
 		}
 		gen := u.GetGeneration()
-		if gen != st.judged {
+		if gen != st.judged || (!st.ready && st.reason == ReasonConflict && st.revision != s.rev()) {
 			cs.judge(u, st, gen)
 		}
 		if !st.statusDone {
@@ -202,7 +205,7 @@ func (cs *clusterState) reconcile(ctx context.Context) {
 func (cs *clusterState) judge(u *unstructured.Unstructured, st *objState, gen int64) {
 	s := cs.s
 	name := u.GetName()
-	st.judged, st.statusDone = gen, false
+	st.revision = s.rev()
 	doc, err := parseObject(u)
 	reason := ReasonInvalid
 	var set *Set
@@ -210,13 +213,19 @@ func (cs *clusterState) judge(u *unstructured.Unstructured, st *objState, gen in
 		set, reason, err = cs.candidate(name, doc)
 	}
 	if err != nil {
-		st.ready, st.reason, st.message = false, reason, rejectionMessage(name, gen, st.goodGen, err)
+		msg := rejectionMessage(name, gen, st.goodGen, err)
+		if gen == st.judged && !st.ready && st.reason == reason && st.message == msg {
+			return // judged again after a change elsewhere: still the same verdict
+		}
+		st.judged, st.statusDone = gen, false
+		st.ready, st.reason, st.message = false, reason, msg
 		s.log.Warn("TransformationRules rejected", "name", name, "generation", gen, "reason", reason, "error", err.Error())
 		if cs.recorder != nil {
 			cs.recorder.Event(u, corev1.EventTypeWarning, ReasonRejected, st.message)
 		}
 		return
 	}
+	st.judged, st.statusDone = gen, false
 	st.good, st.goodGen = doc, gen
 	st.ready, st.reason = true, ReasonLoaded
 	st.message = fmt.Sprintf("generation %d is in use: %d migration rules, %d routing rules", gen,

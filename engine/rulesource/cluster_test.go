@@ -187,11 +187,8 @@ spec:
 		t.Fatal(err)
 	}
 	waitFor(t, "the deletion", 2*time.Second, func() bool { return len(s.Current().Converter.Rules()) == 0 })
-	// ... which lets the conflicting object in once it changes.
-	d := f.get(t, "dup")
-	d.SetGeneration(2)
-	f.update(t, d)
-	f.readyAt(t, "dup", 2, true)
+	// ... which lets the conflicting object in, unchanged.
+	f.readyAt(t, "dup", 1, true)
 	if got := convertedField(t, s.Current()); got != "dup" {
 		t.Errorf("converted to %q", got)
 	}
@@ -237,5 +234,39 @@ func TestStart_ClusterWithoutCRD(t *testing.T) {
 	_, err := Start(t.Context(), Options{Cluster: dyn})
 	if err == nil || !strings.Contains(err.Error(), "apply the CustomResourceDefinition transformationrules.mvp.k8s.io") {
 		t.Fatalf("Start = %v", err)
+	}
+}
+
+// Files and objects together: an object duplicating a file's rule is
+// rejected naming the file, and accepted once the file no longer has it.
+func TestSource_FilesAndCluster(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/rules.yaml"
+	writeAtomic(t, path, rulesYAML("from-file", "file"))
+	f := newFakeCluster(t, object(t, rulesYAML("from-cluster", "cluster"), 1))
+	s, err := Start(t.Context(), Options{Files: []string{path}, Cluster: f.dyn, PollInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.readyAt(t, "from-cluster", 1, false)
+	if c.Reason != ReasonConflict || !strings.Contains(c.Message, path+":") {
+		t.Errorf("condition %+v", c)
+	}
+	if got := convertedField(t, s.Current()); got != "file" {
+		t.Errorf("converted to %q", got)
+	}
+	writeAtomic(t, path, `apiVersion: mvp.k8s.io/v1
+kind: TransformationRules
+metadata: {name: from-file}
+spec:
+  apiRoutingRules:
+  - {resource: "*", preferApiServerVersion: ">=1.36"}
+`)
+	f.readyAt(t, "from-cluster", 1, true)
+	if got := convertedField(t, s.Current()); got != "cluster" {
+		t.Errorf("converted to %q", got)
+	}
+	if n := len(s.Current().Rules.Documents); n != 2 {
+		t.Errorf("%d documents, want 2", n)
 	}
 }

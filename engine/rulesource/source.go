@@ -216,9 +216,9 @@ func (s *Source) loop(ctx context.Context) {
 			settled = settle.C
 		case <-settled:
 			settled = nil
-			s.reloadFiles()
+			s.reloadFiles(ctx)
 		case <-poll:
-			s.reloadFiles()
+			s.reloadFiles(ctx)
 		case <-s.trigger:
 			s.cluster.reconcile(ctx)
 		}
@@ -227,7 +227,7 @@ func (s *Source) loop(ctx context.Context) {
 
 // reloadFiles reads the files again and, if they changed, activates them
 // with the cluster's accepted objects, or keeps the previous files' rules.
-func (s *Source) reloadFiles() {
+func (s *Source) reloadFiles(ctx context.Context) {
 	srcs, changed, err := s.files.read()
 	if err == nil && !changed {
 		return
@@ -252,6 +252,15 @@ func (s *Source) reloadFiles() {
 	s.lastErr = nil
 	s.mu.Unlock()
 	s.activate(set, "files")
+	// Objects rejected for a conflict with the old files may fit now.
+	s.cluster.reconcile(ctx)
+}
+
+// rev is the revision of the active set.
+func (s *Source) rev() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.revision
 }
 
 // build validates and compiles files plus the cluster's accepted objects,
