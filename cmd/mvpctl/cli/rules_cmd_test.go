@@ -84,3 +84,20 @@ func TestRulesGet_BadOutput(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
+
+// An unreadable or invalid rules file at start-up is a clear error, exit 2.
+func TestRulesWatch_BadFilesAtStart(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	code, _, errOut := run(t, "", "rules", "watch", "--rules", missing)
+	if code != exitUsage || !strings.Contains(errOut, missing) || !strings.Contains(errOut, "no such file") {
+		t.Errorf("missing file: exit %d, %q", code, errOut)
+	}
+	bad := writeFile(t, "bad.yaml", "apiVersion: mvp.k8s.io/v1\nkind: TransformationRules\nmetadata: {name: x}\nspec: {apiRoutingRules: [{resource: x, preferApiServerVersion: latest}]}\n")
+	code, _, errOut = run(t, "", "rules", "watch", "--rules", bad)
+	if code != exitUsage || !strings.Contains(errOut, "bad.yaml:4:") || !strings.Contains(errOut, "preferApiServerVersion") {
+		t.Errorf("invalid file: exit %d, %q", code, errOut)
+	}
+	if code, _, _ := run(t, "", "rules", "watch"); code != exitUsage {
+		t.Errorf("no source: exit %d", code)
+	}
+}
