@@ -117,6 +117,7 @@ var (
 	IDTargetNotInSchema = def("target-not-in-schema", Error, CategorySchema, "A field the transformation writes that the toVersion schema does not have.", "%s is not a field of %s%s")
 	IDSchemaType        = def("schema-type", Error, CategorySchema, "A type hint that disagrees with the schema's type of the field.", "%s is %s in %s, but %s says %s")
 	IDSchemaValue       = def("schema-value", Error, CategorySchema, "A matchValue, replaceValue, valueMap, defaultValue or value that the schema's type or enum does not allow.", "%s %s is not a valid %s in %s: %s")
+	IDLeftOver          = def("left-over-field", Warning, CategorySchema, "A fromVersion field that toVersion does not have, which no transformation removes or moves: forward leaves it in the object, where the server prunes or rejects it, and the annotation does not keep it.", "%s has %s, which %s does not: forward leaves it in the object, where the server prunes or rejects it; remove it (the annotation then keeps it) or move it")
 	IDRequiredUnset     = def("required-unset", Warning, CategorySchema, "A field the toVersion schema requires that forward does not always set.", "%s requires %s, which forward %s")
 
 	IDLossyModify  = def("lossy-modify", Info, CategoryLoss, "A modify that maps several values to one, or one value that another pair gives back.", "%s %s: %s")

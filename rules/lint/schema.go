@@ -143,11 +143,16 @@ func (w *working) onlyVia(parent, child rules.Path) bool {
 func (w *working) below(p rules.Path) (n *snode, guaranteed, ok bool) {
 	for _, m := range w.mounts {
 		if len(m.at) > len(p) && hasPrefix(m.at, p) {
-			return anyNode, true, true
+			return writtenBelow, true, true
 		}
 	}
 	return nil, false, false
 }
+
+// writtenBelow is the schema of a field that exists because transformations
+// write below it: unknown like any value, but, unlike the result of a jq
+// expression, its required members are still checked.
+var writtenBelow = &snode{typ: typAny}
 
 // drop removes a path and everything mounted below it.
 func (w *working) drop(p rules.Path) {
@@ -363,6 +368,70 @@ func (l *linter) checkRuleSchema(r *ruleInfo) {
 	}
 	if w != nil && toRoot != nil {
 		l.checkRequired(r, w, toRoot, nil, toLabel, 0)
+		l.checkLeftOver(r, w, toRoot, fromLabel, toLabel)
+	}
+}
+
+// checkLeftOver walks the fields the working object still has from
+// fromVersion (and below moved fields) and reports the topmost of those
+// toVersion does not have. A field missing from a definition both versions
+// share (ObjectMeta lost clusterName in v1.25) is a change of the release,
+// not of the version, and is not reported, as generate-rules drafts no rule
+// for it.
+func (l *linter) checkLeftOver(r *ruleInfo, w *working, toRoot *snode, fromLabel, toLabel string) {
+	for _, m := range w.mounts {
+		if m.node == anyNode {
+			continue
+		}
+		to, _, ok := toRoot.lookup(m.at)
+		if !ok {
+			continue // reported as target-not-in-schema
+		}
+		l.walkLeftOver(r, w, m, m.node, to, m.at, fromLabel, toLabel, map[string]bool{}, 0)
+	}
+}
+
+func (l *linter) walkLeftOver(r *ruleInfo, w *working, m mount, n, to *snode, at rules.Path, fromLabel, toLabel string, stack map[string]bool, depth int) {
+	if depth > 12 || n.typ == typAny || n.preserve || to.typ == typAny || to.preserve || n.ref != "" && stack[n.ref] {
+		return
+	}
+	if n.ref != "" {
+		stack[n.ref] = true
+		defer delete(stack, n.ref)
+	}
+	visit := func(c *snode, p rules.Path, toChild *snode, ok bool) {
+		// Stop where another mount or a deletion takes over.
+		for _, o := range w.mounts {
+			if len(o.at) > len(m.at) && hasPrefix(p, o.at) {
+				return
+			}
+		}
+		for _, d := range w.deleted {
+			if len(d) > len(m.at) && hasPrefix(p, d) {
+				return
+			}
+		}
+		if !ok {
+			shared := n.ref != "" && n.ref == to.ref
+			if !shared && !l.coveredByTODO(r, p.String()) {
+				l.addRule(IDLeftOver, r, "toVersion", fromLabel, p.String(), toLabel)
+			}
+			return
+		}
+		l.walkLeftOver(r, w, m, c, toChild, p, fromLabel, toLabel, stack, depth+1)
+	}
+	switch {
+	case n.typ == typObject && to.typ == typObject:
+		for _, key := range sortedKeys(n.props) {
+			if len(at) == 0 && (key == "apiVersion" || key == "kind" || key == "metadata") {
+				continue
+			}
+			c, _ := n.child(key)
+			tc, ok := to.child(key)
+			visit(c, append(append(rules.Path{}, at...), rules.Step{Kind: rules.StepKey, Key: key}), tc, ok)
+		}
+	case (n.typ == typArray || n.typ == typMap) && n.typ == to.typ:
+		visit(n.element(), append(append(rules.Path{}, at...), rules.Step{Kind: rules.StepWildcard}), to.element(), true)
 	}
 }
 

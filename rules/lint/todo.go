@@ -13,6 +13,8 @@ type todo struct {
 	text string
 	// path is the field a generate-rules TODO names ("TODO(kind): path: ..."), if any.
 	path string
+	// context is the text and the comment lines that follow it.
+	context string
 	// rule is the clean migration rule whose text holds the comment, if any.
 	rule *ruleInfo
 }
@@ -34,6 +36,16 @@ func (l *linter) scanTODOs(file string) {
 		t := todo{pos: rules.Pos{File: file, Line: i + 1, Col: m[2] + 1}, text: text}
 		if g := generatedTODORE.FindStringSubmatch(text); g != nil {
 			t.path = g[1]
+		}
+		// The suggestion generate-rules writes below a TODO, commented out,
+		// belongs to it.
+		t.context = text
+		for _, next := range l.sources[file][i+1:] {
+			c, ok := strings.CutPrefix(strings.TrimSpace(next), "#")
+			if !ok || todoRE.MatchString(next) {
+				break
+			}
+			t.context += "\n" + c
 		}
 		l.todos = append(l.todos, t)
 	}
@@ -63,7 +75,7 @@ func (l *linter) coveredByTODO(r *ruleInfo, path string) bool {
 		if t.path == "" || t.rule == nil || t.rule.ref.Rule != r.ref.Rule {
 			continue
 		}
-		if t.path == path || strings.HasPrefix(path, t.path+".") || strings.HasPrefix(path, t.path+"[") || mentions(t.text, path) {
+		if t.path == path || strings.HasPrefix(path, t.path+".") || strings.HasPrefix(path, t.path+"[") || mentions(t.context, path) {
 			return true
 		}
 	}
