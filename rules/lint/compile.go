@@ -20,20 +20,17 @@ import (
 // their representative does.
 // With round trips to run, every rule is compiled, since each needs its own
 // programs.
-func (l *linter) checkCompile() {
+//
+// The compilations run in the background; the returned function waits for
+// them and records their findings.
+func (l *linter) checkCompile() (wait func()) {
 	all := l.opts.Samples > 0 || len(l.opts.Examples) > 0
-	type job struct {
-		rep     *ruleInfo
-		members []*ruleInfo
-		err     error
-		comp    *rules.Compiled
-	}
-	var jobs []*job
-	byShape := map[string]*job{}
+	var jobs []*compileJob
+	byShape := map[string]*compileJob{}
 	for i := range l.clean {
 		r := &l.clean[i]
 		if all {
-			jobs = append(jobs, &job{rep: r, members: []*ruleInfo{r}})
+			jobs = append(jobs, &compileJob{rep: r, members: []*ruleInfo{r}})
 			continue
 		}
 		k := shape(r.ref.Rule)
@@ -41,12 +38,12 @@ func (l *linter) checkCompile() {
 			j.members = append(j.members, r)
 			continue
 		}
-		j := &job{rep: r, members: []*ruleInfo{r}}
+		j := &compileJob{rep: r, members: []*ruleInfo{r}}
 		byShape[k] = j
 		jobs = append(jobs, j)
 	}
 	var wg sync.WaitGroup
-	next := make(chan *job)
+	next := make(chan *compileJob)
 	for range min(runtime.GOMAXPROCS(0), max(len(jobs), 1)) {
 		wg.Go(func() {
 			for j := range next {
@@ -54,11 +51,21 @@ func (l *linter) checkCompile() {
 			}
 		})
 	}
-	for _, j := range jobs {
-		next <- j
+	go func() {
+		for _, j := range jobs {
+			next <- j
+		}
+		close(next)
+	}()
+	return func() {
+		wg.Wait()
+		l.recordCompiled(jobs, all)
 	}
-	close(next)
-	wg.Wait()
+}
+
+// recordCompiled reports the rules that did not compile and keeps the
+// programs of those that did, for the round trips.
+func (l *linter) recordCompiled(jobs []*compileJob, all bool) {
 	for _, j := range jobs {
 		for _, m := range j.members {
 			if j.err != nil {
@@ -70,6 +77,14 @@ func (l *linter) checkCompile() {
 			}
 		}
 	}
+}
+
+// compileJob compiles one rule for every rule of its shape.
+type compileJob struct {
+	rep     *ruleInfo
+	members []*ruleInfo
+	err     error
+	comp    *rules.Compiled
 }
 
 // compileOne compiles a single rule of a document with rules.Compile.

@@ -141,10 +141,12 @@ func Run(ctx context.Context, sources []rules.Source, opts Options) (*Result, er
 	}
 	l.selectClean(errs)
 	l.placeTODOs()
-	l.checkCompile()
+	// Compilation runs beside the checks that do not need programs.
+	waitCompiled := l.checkCompile()
 	l.checkConsistency()
 	l.checkSchemas()
 	l.checkLoss()
+	waitCompiled()
 	if err := l.checkRoundTrips(); err != nil {
 		return nil, err
 	}
