@@ -105,3 +105,22 @@ func TestConverter_NoPath(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestDecodeObject_ExactNumbers(t *testing.T) {
+	obj, err := engine.DecodeObject([]byte(`{"a":9223372036854775807,"b":123456789012345678901234567890,"c":1.50,"d":-0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.EncodeObject(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":9223372036854775807,"b":123456789012345678901234567890,"c":1.50,"d":-0}`; string(out) != want {
+		t.Errorf("got %s, want %s", out, want)
+	}
+	for _, bad := range []string{`[1]`, `null`, `{"a":1} {}`, `{"a":`} {
+		if _, err := engine.DecodeObject([]byte(bad)); err == nil {
+			t.Errorf("DecodeObject(%s) succeeded", bad)
+		}
+	}
+}

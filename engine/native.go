@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	gojson "github.com/goccy/go-json"
 	"sort"
 	"strings"
 
@@ -141,13 +141,12 @@ func (st *nativeState) end(p *rules.Program) (map[string]any, error) {
 		if len(created) > 0 {
 			data["$created"] = created
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(data); err != nil {
+		// Sorted keys and no HTML escaping: the same text as jq's tojson.
+		b, err := gojson.MarshalWithOption(data, gojson.DisableHTMLEscape())
+		if err != nil {
 			return nil, fmt.Errorf("encoding conversion data: %w", err)
 		}
-		js := strings.TrimSuffix(buf.String(), "\n")
+		js := string(b)
 		if len(js) > p.Limit {
 			return nil, fmt.Errorf("conversion data needs %d bytes, more than the limit of %d", len(js), p.Limit)
 		}
@@ -203,39 +202,41 @@ func fromData(v any) (maybe, error) {
 
 func (st *nativeState) value(ctx context.Context, op *rules.Op) error {
 	d, _ := st.d[op.Key].(map[string]any)
-	for _, q := range candidates(st.obj, op.Path) {
-		k := rules.ConcretePathString(q)
+	for _, q := range candidates(st.obj, op.PathElems) {
+		fail := func(err error) error { return &StepError{Op: op, Path: rules.ConcretePathString(q), Err: err} }
 		x := get(st.obj, q)
 		var y maybe
 		var err error
 		used := false
-		if raw, ok := d[k]; ok && raw != nil {
-			s, err := fromData(raw)
-			if err != nil {
-				return &StepError{Op: op, Path: k, Err: err}
-			}
-			rs, err := applyFn(ctx, op.R, s)
-			if err != nil {
-				return &StepError{Op: op, Path: k, Err: err}
-			}
-			if rs.equal(x) {
-				y, used = s, true
+		if len(d) > 0 {
+			if raw, ok := d[rules.ConcretePathString(q)]; ok && raw != nil {
+				s, err := fromData(raw)
+				if err != nil {
+					return fail(err)
+				}
+				rs, err := applyFn(ctx, op.R, s)
+				if err != nil {
+					return fail(err)
+				}
+				if rs.equal(x) {
+					y, used = s, true
+				}
 			}
 		}
 		if !used {
 			if y, err = applyFn(ctx, op.F, x); err != nil {
-				return &StepError{Op: op, Path: k, Err: err}
+				return fail(err)
 			}
 		}
 		back, err := applyFn(ctx, op.R, y)
 		if err != nil {
-			return &StepError{Op: op, Path: k, Err: err}
+			return fail(err)
 		}
 		if !back.equal(x) {
-			st.keep(op.Key, k, x)
+			st.keep(op.Key, rules.ConcretePathString(q), x)
 		}
 		if err := put(st.obj, q, y); err != nil {
-			return &StepError{Op: op, Path: k, Err: err}
+			return fail(err)
 		}
 	}
 	return nil
@@ -252,9 +253,8 @@ func (st *nativeState) keep(key, path string, x maybe) {
 
 func (st *nativeState) move(op *rules.Op) error {
 	d, _ := st.d[op.Key].(map[string]any)
-	for _, q := range expand(st.obj, op.Path) {
-		t := bind(op.Target, op.Path, q)
-		k := rules.ConcretePathString(q)
+	for _, q := range expand(st.obj, op.PathElems, 0) {
+		t := bind(op.TargetElems, op.PathElems, q)
 		c := commonLen(q, t)
 		prev := get(st.obj, t)
 		if prev.present {
@@ -281,7 +281,7 @@ func (st *nativeState) move(op *rules.Op) error {
 			return &StepError{Op: op, Path: rules.ConcretePathString(t), Err: err}
 		}
 		if err := put(st.obj, q, maybe{}); err != nil {
-			return &StepError{Op: op, Path: k, Err: err}
+			return &StepError{Op: op, Path: rules.ConcretePathString(q), Err: err}
 		}
 		prune(st.obj, q, t)
 		// Simulate the move back on the target side, on a copy of the
@@ -303,6 +303,9 @@ func (st *nativeState) move(op *rules.Op) error {
 				}
 			}
 		}
+		if len(d) == 0 {
+			continue // nothing left by the other direction
+		}
 		// Parents of the source kept by the other direction.
 		for n := c + 1; n < len(q); n++ {
 			raw, ok := d[rules.ConcretePathString(q[:n])]
@@ -321,6 +324,7 @@ func (st *nativeState) move(op *rules.Op) error {
 				return &StepError{Op: op, Path: rules.ConcretePathString(q[:n]), Err: err}
 			}
 		}
+		k := rules.ConcretePathString(q)
 		if raw, ok := d[k]; ok && raw != nil {
 			s, err := fromData(raw)
 			if err != nil {
@@ -503,56 +507,71 @@ func jqError(err error) error {
 	return err
 }
 
-// expand returns every concrete path matching pattern p whose value exists,
-// in jq order (array index order, sorted object keys).
-func expand(obj any, p rules.Path) [][]any {
+// expand returns every concrete path matching pattern p (given as jq path
+// elements, nil for a wildcard) whose value exists, in jq order (array index
+// order, sorted object keys). extra is spare capacity for callers that
+// append to the results.
+func expand(obj any, p []any, extra int) [][]any {
 	var out [][]any
-	var walk func(v any, pre []any, n int)
-	walk = func(v any, pre []any, n int) {
+	buf := make([]any, 0, len(p))
+	var walk func(v any, n int)
+	walk = func(v any, n int) {
 		if n == len(p) {
-			out = append(out, append([]any(nil), pre...))
+			q := make([]any, len(buf), len(buf)+extra)
+			copy(q, buf)
+			out = append(out, q)
 			return
 		}
-		st := p[n]
-		switch st.Kind {
-		case rules.StepWildcard:
+		switch e := p[n].(type) {
+		case nil:
 			switch v := v.(type) {
 			case []any:
-				for i, e := range v {
-					walk(e, append(pre, i), n+1)
+				for i, c := range v {
+					buf = append(buf, i)
+					walk(c, n+1)
+					buf = buf[:n]
 				}
 			case map[string]any:
 				for _, k := range sortedMapKeys(v) {
-					walk(v[k], append(pre, k), n+1)
+					buf = append(buf, k)
+					walk(v[k], n+1)
+					buf = buf[:n]
 				}
 			}
-		case rules.StepIndex:
-			if a, ok := v.([]any); ok && st.Index < len(a) {
-				walk(a[st.Index], append(pre, st.Index), n+1)
+		case int:
+			if a, ok := v.([]any); ok && e < len(a) {
+				buf = append(buf, p[n])
+				walk(a[e], n+1)
+				buf = buf[:n]
 			}
-		case rules.StepKey:
+		case string:
 			if m, ok := v.(map[string]any); ok {
-				if e, ok := m[st.Key]; ok {
-					walk(e, append(pre, st.Key), n+1)
+				if c, ok := m[e]; ok {
+					buf = append(buf, p[n])
+					walk(c, n+1)
+					buf = buf[:n]
 				}
 			}
 		}
 	}
-	walk(obj, nil, 0)
+	walk(obj, 0)
 	return out
 }
 
 // candidates is mvp_candidates: for a pattern ending in a key, that key
 // under every matching object parent, present or not.
-func candidates(obj map[string]any, p rules.Path) [][]any {
-	if len(p) == 0 || p.Last().Kind != rules.StepKey {
-		return expand(obj, p)
+func candidates(obj map[string]any, p []any) [][]any {
+	if len(p) == 0 {
+		return expand(obj, p, 0)
 	}
-	parents := expand(obj, p.Parent())
+	if _, isKey := p[len(p)-1].(string); !isKey {
+		return expand(obj, p, 0)
+	}
+	parents := expand(obj, p[:len(p)-1], 1)
 	out := parents[:0]
 	for _, q := range parents {
 		if _, ok := getpath(obj, q).(map[string]any); ok {
-			out = append(out, append(q, p.Last().Key))
+			out = append(out, append(q, p[len(p)-1]))
 		}
 	}
 	return out
@@ -697,25 +716,19 @@ func putIn(v any, q []any, m maybe) (any, error) {
 
 // bind is mvp_bind: the target pattern with its wildcards replaced, in
 // order, by what the source pattern's wildcards matched in q.
-func bind(to, from rules.Path, q []any) []any {
-	var vals []any
-	for i, st := range from {
-		if st.Kind == rules.StepWildcard {
-			vals = append(vals, q[i])
+func bind(to, from []any, q []any) []any {
+	out := make([]any, len(to))
+	j := 0
+	for i, e := range to {
+		if e != nil {
+			out[i] = e
+			continue
 		}
-	}
-	out := make([]any, 0, len(to))
-	n := 0
-	for _, st := range to {
-		switch st.Kind {
-		case rules.StepWildcard:
-			out = append(out, vals[n])
-			n++
-		case rules.StepIndex:
-			out = append(out, st.Index)
-		default:
-			out = append(out, st.Key)
+		for from[j] != nil {
+			j++
 		}
+		out[i] = q[j]
+		j++
 	}
 	return out
 }

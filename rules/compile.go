@@ -82,6 +82,9 @@ type Op struct {
 	Index int
 	// Path is the pattern the step reads; Target where a move writes.
 	Path, Target Path
+	// PathElems and TargetElems are Path and Target as jq path elements
+	// (Path.Elems), computed once for the executors.
+	PathElems, TargetElems []any
 	// F is what the step does in this direction; R is the other direction's
 	// function, used to decide what must be kept for the way back.
 	F, R Fn
@@ -166,12 +169,16 @@ func compileRule(ref RuleRef, limit int) (*Compiled, error) {
 		}
 		fwd = append(fwd, ops...)
 	}
+	for i := range fwd {
+		fwd[i].PathElems, fwd[i].TargetElems = fwd[i].Path.Elems(), fwd[i].Target.Elems()
+	}
 	rev := make([]Op, len(fwd))
 	for i, op := range fwd {
 		inv := op
 		inv.F, inv.R = op.R, op.F
 		if op.Kind == OpMove {
 			inv.Path, inv.Target = op.Target, op.Path
+			inv.PathElems, inv.TargetElems = op.TargetElems, op.PathElems
 		}
 		rev[len(fwd)-1-i] = inv
 	}

@@ -214,6 +214,21 @@ func isPlainKey(k string) bool {
 	return !strings.ContainsAny(k, ".[]\"' \t\\")
 }
 
+// Elems renders the path as jq path elements: keys as strings, indexes as
+// ints, wildcards as nil. Executors keep it to avoid boxing keys per match.
+func (p Path) Elems() []any {
+	out := make([]any, len(p))
+	for i, st := range p {
+		switch st.Kind {
+		case StepKey:
+			out[i] = st.Key
+		case StepIndex:
+			out[i] = st.Index
+		}
+	}
+	return out
+}
+
 // Wildcards counts the wildcard steps.
 func (p Path) Wildcards() int {
 	n := 0
