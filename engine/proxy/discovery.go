@@ -42,6 +42,9 @@ type discoveryUnion struct {
 	legacy             map[string][]byte // legacy /api/v1, /apis/<g>, /apis/<g>/<v>
 	legacyVersions     []string          // versions of the core group
 	openAPIV3          []byte            // /openapi/v3 index
+	// emulated maps each group/version/resource the rules can emulate to
+	// its served version (nil without a converter).
+	emulated map[gvr]emulatedTarget
 }
 
 // serveDiscovery answers the discovery endpoints from the union of the
@@ -213,6 +216,11 @@ func (p *Proxy) buildUnion() *discoveryUnion {
 		lists = append(lists, st.caps.groups)
 	}
 	merged := mergeGroups(lists)
+	var emulated map[gvr]emulatedTarget
+	if p.emu != nil {
+		emulated = p.emu.emulatedTargets(merged)
+		merged = addEmulated(merged, emulated)
+	}
 	var core, apis apidiscoveryv2.APIGroupDiscoveryList
 	core.TypeMeta = metav1.TypeMeta{APIVersion: "apidiscovery.k8s.io/v2", Kind: "APIGroupDiscoveryList"}
 	apis.TypeMeta = core.TypeMeta
@@ -223,7 +231,7 @@ func (p *Proxy) buildUnion() *discoveryUnion {
 			apis.Items = append(apis.Items, g)
 		}
 	}
-	u := &discoveryUnion{legacy: map[string][]byte{}}
+	u := &discoveryUnion{legacy: map[string][]byte{}, emulated: emulated}
 	u.core, _ = json.Marshal(core)
 	u.apis, _ = json.Marshal(apis)
 	u.coreETag, u.apisETag = etagOf(u.core), etagOf(u.apis)

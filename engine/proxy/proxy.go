@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -66,6 +67,11 @@ type Options struct {
 	// backend has ever served. Nil means such requests go to any ready backend
 	// (which answers 404 unless discovery is behind, e.g. for a new CRD).
 	Emulator Emulator
+	// Converter, when Emulator is nil, serves the API versions of its
+	// migration rules that no ready backend serves, converting requests and
+	// responses to a version a backend does serve (see docs/emulation.md).
+	// Nil means no emulation.
+	Converter *engine.Converter
 }
 
 // Emulator serves requests for a version no backend serves, by converting to
@@ -91,6 +97,7 @@ type Proxy struct {
 	rr      atomic.Uint64
 	started time.Time
 
+	emu       *emulator // built from Options.Converter; nil without one
 	disc      discoveryCache
 	openAPIV2 openAPIV2Cache
 
@@ -157,6 +164,10 @@ func New(opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	p.metrics = m
+	if opts.Emulator == nil && opts.Converter != nil {
+		p.emu = &emulator{p: p, conv: opts.Converter}
+		p.opts.Emulator = p.emu
+	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:   p.rewrite,
 		Transport: &routingTransport{p: p},
@@ -372,11 +383,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	cands, decision, known := p.candidates(rt.key, info, r)
 	rt.candidates, rt.decision, rt.known = cands, decision, known
+	// A version no ready backend serves is offered to the Emulator: one
+	// nobody lists, and (with a converter) one whose servers are all down,
+	// such as the last old server of a rolling upgrade. The emulator only
+	// takes requests the rules lead to a version a ready backend serves.
+	if info.IsResourceRequest && p.opts.Emulator != nil && (!known || len(cands) == 0 && p.emu != nil) &&
+		p.opts.Emulator.Emulate(w, r, info) {
+		rt.decision = decisionEmulated
+		return
+	}
 	if len(cands) == 0 {
-		if info.IsResourceRequest && !known && p.opts.Emulator != nil && p.opts.Emulator.Emulate(w, r, info) {
-			rt.decision = decisionEmulated
-			return
-		}
 		rt.decision = decisionUnavailable
 		msg := "no kube-apiserver is ready"
 		if info.IsResourceRequest && known {

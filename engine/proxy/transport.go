@@ -264,6 +264,16 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 // the middle of a watch, the client sees the stream end cleanly after the
 // last complete event (and watches again) instead of a broken stream.
 func (p *Proxy) modifyResponse(resp *http.Response) error {
+	if err := p.keepWatchEventsWhole(resp); err != nil {
+		return err
+	}
+	if em := emulationFrom(resp.Request.Context()); em != nil {
+		return em.convertResponse(resp)
+	}
+	return nil
+}
+
+func (p *Proxy) keepWatchEventsWhole(resp *http.Response) error {
 	rt := routeFrom(resp.Request.Context())
 	if rt == nil || rt.info == nil || rt.info.Verb != "watch" || resp.StatusCode != http.StatusOK {
 		return nil

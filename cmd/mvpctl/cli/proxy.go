@@ -21,10 +21,12 @@ import (
 
 	"github.com/spf13/cobra"
 	discoveryclient "k8s.io/client-go/kubernetes/typed/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/engine/proxy"
 	"github.com/mvpctl/mvpctl/rules"
 )
@@ -163,6 +165,9 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 		backends = append(backends, proxy.Backend{URL: u, TLS: backendTLS, BearerToken: token})
 	}
 	var routing []rules.RoutingRule
+	var conv *engine.Converter
+	// p resolves kinds to resources for the converter once it exists.
+	var p *proxy.Proxy
 	if len(opts.Rules) > 0 {
 		rs, err := rules.Load(opts.Rules...)
 		if err != nil {
@@ -171,6 +176,21 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 		for _, d := range rs.Documents {
 			routing = append(routing, d.Rules.Spec.APIRoutingRules...)
 		}
+		compiled, err := rules.Compile(rs, rules.CompileOptions{})
+		if err != nil {
+			return rulesError(stderr, err)
+		}
+		if len(compiled) > 0 {
+			conv = engine.NewConverter(compiled, engine.Options{
+				Resolver: func(gvk schema.GroupVersionKind) (string, bool) {
+					if p == nil {
+						return "", false
+					}
+					return p.ResourceFor(gvk)
+				},
+				Warn: func(msg string) { log.Debug("emulation: " + msg) },
+			})
+		}
 	}
 	var clientCA *x509.CertPool
 	if opts.ClientCAFile != "" {
@@ -178,7 +198,7 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 			return inputError(fmt.Errorf("--client-ca-file: %w", err))
 		}
 	}
-	p, err := proxy.New(proxy.Options{
+	p, err = proxy.New(proxy.Options{
 		Backends:               backends,
 		RoutingRules:           routing,
 		RefreshInterval:        opts.RefreshInterval,
@@ -186,6 +206,7 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 		MaxRequestBodyBytes:    opts.MaxBodyBytes,
 		ImpersonateClientCerts: clientCA != nil,
 		Logger:                 log,
+		Converter:              conv,
 	})
 	if err != nil {
 		return inputError(err)
