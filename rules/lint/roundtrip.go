@@ -69,7 +69,7 @@ func (l *linter) roundTripRule(r *ruleInfo) {
 			}
 		}
 		if l.opts.Samples > 0 {
-			k, _ := l.kindSchema(mr, group, version, preferNew)
+			k := l.kindSchema(mr, group, version, preferNew)
 			if k == nil {
 				fld, also := "fromVersion", ""
 				if dir == rules.Reverse {

@@ -22,19 +22,30 @@ func (l *linter) specs() []*schemadiff.Spec {
 // kind when the rule names one. The preferred spec is searched first (the
 // old dump for fromVersion), then the other, since one dump often serves
 // both versions.
-func (l *linter) kindSchema(mr *rules.MigrationRule, group, version string, preferNew bool) (*schemadiff.Kind, *schemadiff.Spec) {
+func (l *linter) kindSchema(mr *rules.MigrationRule, group, version string, preferNew bool) *schemadiff.Kind {
 	specs := l.specs()
 	if preferNew && len(specs) == 2 {
 		specs[0], specs[1] = specs[1], specs[0]
 	}
 	for _, s := range specs {
-		for g, k := range s.Kinds {
-			if g.Group == group && g.Version == version && (k.Resource == mr.Resource || mr.Kind != "" && g.Kind == mr.Kind) {
-				return k, s
+		var byKind *schemadiff.Kind
+		for _, g := range s.GVKs() {
+			k := s.Kinds[g]
+			if g.Group != group || g.Version != version {
+				continue
+			}
+			if k.Resource == mr.Resource {
+				return k
+			}
+			if byKind == nil && mr.Kind != "" && g.Kind == mr.Kind {
+				byKind = k
 			}
 		}
+		if byKind != nil {
+			return byKind
+		}
 	}
-	return nil, nil
+	return nil
 }
 
 func kindLabel(k *schemadiff.Kind) string { return k.GroupVersion() + " " + k.Kind }
@@ -213,8 +224,8 @@ func (l *linter) checkSchemas() {
 
 func (l *linter) checkRuleSchema(r *ruleInfo) {
 	mr := r.ref.Rule
-	fromK, fromS := l.kindSchema(mr, mr.APIGroup, mr.FromVersion, false)
-	toK, toS := l.kindSchema(mr, mr.TargetGroup(), mr.ToVersion, true)
+	fromK := l.kindSchema(mr, mr.APIGroup, mr.FromVersion, false)
+	toK := l.kindSchema(mr, mr.TargetGroup(), mr.ToVersion, true)
 	sources := ""
 	for i, s := range l.specs() {
 		if i > 0 {
@@ -228,7 +239,6 @@ func (l *linter) checkRuleSchema(r *ruleInfo) {
 	if toK == nil {
 		l.addRule(IDKindNotInSchema, r, "toVersion", gvString(mr.TargetGroup(), mr.ToVersion)+" "+mr.Resource, sources)
 	}
-	_, _ = fromS, toS
 	var toRoot *snode
 	if toK != nil {
 		toRoot = newSNode(toK.Schema)
