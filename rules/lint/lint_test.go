@@ -167,8 +167,9 @@ func TestChecks_Documented(t *testing.T) {
 }
 
 // TestGeneratedRules lints what generate-rules drafts for real Kubernetes
-// releases: the warnings are the draft's TODOs, plus the one gap the draft
-// leaves that the schemas show (listed with its reason).
+// releases, with samples: the warnings are the draft's TODOs, plus the one
+// gap the draft leaves that the schemas show (listed with its reason), and
+// every round trip holds.
 func TestGeneratedRules(t *testing.T) {
 	known := map[string]string{
 		// v1beta1 defaulted conversionReviewVersions to ["v1beta1"]; v1
@@ -186,8 +187,9 @@ func TestGeneratedRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			draft := schemadiff.DraftRules(schemadiff.Diff(old, nw, schemadiff.Options{}), schemadiff.DraftOptions{})
-			res, err := lint.Run(ctx, []rules.Source{{Name: "generated.yaml", Data: draft.YAML()}}, lint.Options{From: old, To: nw})
+			// Every version pair, and a few samples through each rule.
+			draft := schemadiff.DraftRules(schemadiff.Diff(old, nw, schemadiff.Options{AllVersions: true}), schemadiff.DraftOptions{})
+			res, err := lint.Run(ctx, []rules.Source{{Name: "generated.yaml", Data: draft.YAML()}}, lint.Options{From: old, To: nw, Samples: 5, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,6 +211,9 @@ func TestGeneratedRules(t *testing.T) {
 			}
 			if todos != len(draft.TODOs) || todos == 0 {
 				t.Errorf("%d todo findings, want the draft's %d TODOs", todos, len(draft.TODOs))
+			}
+			if res.Samples == 0 {
+				t.Error("no samples were round-tripped")
 			}
 		})
 	}
