@@ -1,0 +1,340 @@
+package proxy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/mvpctl/mvpctl/e2e/bins"
+	"github.com/mvpctl/mvpctl/e2e/framework"
+)
+
+// seedRules are the seed article's rules for the CRD.
+const seedRules = `apiVersion: mvp.k8s.io/v1
+kind: TransformationRules
+metadata: {name: upgrade-v1.31-to-v1.32}
+spec:
+  apiMigrationRules:
+  - apiGroup: myapps.example.com
+    resource: customresources
+    fromVersion: v1alpha1
+    toVersion: v1beta1
+    transformations:
+    - {path: spec.config.legacyTimeout, action: rename,
+       targetPath: spec.config.requestTimeoutSeconds, type: integer}
+    - {path: spec.stateManagement, action: modify,
+       matchValue: ephemeral, replaceValue: stateless}
+`
+
+// crdV1beta1Only serves only v1beta1 (the storage version): v1alpha1 is gone
+// from the server.
+const crdV1beta1Only = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: customresources.myapps.example.com}
+spec:
+  group: myapps.example.com
+  names: {plural: customresources, singular: customresource, kind: CustomResource, shortNames: [cr], categories: [all]}
+  scope: Namespaced
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer}
+              stateManagement: {type: string}
+              config:
+                type: object
+                properties:
+                  requestTimeoutSeconds: {type: integer}
+                  retries: {type: integer}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+`
+
+var (
+	crV1alpha1 = schema.GroupVersionResource{Group: "myapps.example.com", Version: "v1alpha1", Resource: "customresources"}
+	crV1beta1  = schema.GroupVersionResource{Group: "myapps.example.com", Version: "v1beta1", Resource: "customresources"}
+)
+
+// emulationSetup is one control plane of the newer version, the CRD above,
+// and a proxy given the seed rules and the built-in rules of testdata/rules.
+func emulationSetup(t *testing.T) (*framework.ControlPlane, *proxyProcess, string) {
+	t.Helper()
+	cp := framework.Start(t, framework.Options{Versions: []string{newVersion}})
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	direct := cp.Server(0).Kubeconfig
+	if out, err := kubectl(t, ctx, direct, "apply", "-f", write("crd.yaml", crdV1beta1Only)); err != nil {
+		t.Fatalf("creating the CRD: %v\n%s", err, out)
+	}
+	if out, err := kubectl(t, ctx, direct, "wait", "--for=condition=Established", "crd/customresources.myapps.example.com", "--timeout=60s"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	builtin, err := filepath.Abs("../../testdata/rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, cp, "--rules", write("seed.yaml", seedRules), "--rules", builtin, "--refresh-interval", "2s")
+	return cp, p, dir
+}
+
+func kubectlIn(t *testing.T, ctx context.Context, env []string, stdin string, kubeconfig string, args ...string) (string, error) {
+	t.Helper()
+	bin, err := bins.Find(bins.Kubectl, newVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	if err != nil {
+		return out.String() + errb.String(), err
+	}
+	return out.String(), nil
+}
+
+func getJSON(t *testing.T, ctx context.Context, kubeconfig string, args ...string) map[string]any {
+	t.Helper()
+	out, err := kubectlIn(t, ctx, nil, "", kubeconfig, append([]string{"get", "-o", "json"}, args...)...)
+	if err != nil {
+		t.Fatalf("kubectl get %v: %v\n%s", args, err, out)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(out), &obj); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return obj
+}
+
+func field(obj map[string]any, path ...string) any {
+	var v any = obj
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
+func TestProxy_EmulatesRemovedCRDVersion(t *testing.T) {
+	cp, p, dir := emulationSetup(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	const res = "customresources.v1alpha1.myapps.example.com"
+	manifest := `apiVersion: myapps.example.com/v1alpha1
+kind: CustomResource
+metadata:
+  name: seed
+  namespace: default
+  labels: {app: seed}
+spec:
+  replicas: 1
+  stateManagement: ephemeral
+  config:
+    legacyTimeout: 30
+    retries: 3
+`
+	wantSpec := map[string]any{"replicas": float64(1), "stateManagement": "ephemeral", "config": map[string]any{"legacyTimeout": float64(30), "retries": float64(3)}}
+	mpath := filepath.Join(dir, "cr.yaml")
+	os.WriteFile(mpath, []byte(manifest), 0o644)
+
+	t.Run("DiscoveryAndDirect404", func(t *testing.T) {
+		out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "api-versions")
+		if err != nil || !strings.Contains(out, "myapps.example.com/v1alpha1\n") || !strings.Contains(out, "policy/v1beta1\n") || !strings.Contains(out, "autoscaling/v2beta2\n") {
+			t.Errorf("kubectl api-versions through the proxy: %v\n%s", err, out)
+		}
+		direct := dynamic.NewForConfigOrDie(cp.Server(0).RESTConfig())
+		_, err = direct.Resource(crV1alpha1).Namespace("default").List(ctx, metav1.ListOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("v1alpha1 direct to the server: want 404, got %v", err)
+		}
+	})
+
+	// A watch opened before anything happens sees ADDED and MODIFIED in v1alpha1.
+	dyn := dynamic.NewForConfigOrDie(p.tokenConfig(cp))
+	w, err := dyn.Resource(crV1alpha1).Namespace("default").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watch v1alpha1 through the proxy: %v", err)
+	}
+	defer w.Stop()
+
+	t.Run("ApplyAndReadBackExactly", func(t *testing.T) {
+		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "apply", "-f", mpath); err != nil {
+			t.Fatalf("kubectl apply v1alpha1: %v\n%s", err, out)
+		}
+		obj := getJSON(t, ctx, p.Kubeconfig, res, "seed", "-n", "default")
+		if obj["apiVersion"] != "myapps.example.com/v1alpha1" || obj["kind"] != "CustomResource" {
+			t.Errorf("type: %v %v", obj["apiVersion"], obj["kind"])
+		}
+		if diff := cmp.Diff(wantSpec, obj["spec"]); diff != "" {
+			t.Errorf("v1alpha1 spec read back (-want +got):\n%s", diff)
+		}
+		if ann, _ := field(obj, "metadata", "annotations").(map[string]any); ann["mvp.k8s.io/conversion-data"] != nil {
+			t.Errorf("the old client sees the round-trip annotation: %v", ann)
+		}
+		// A v1beta1 client (direct) sees the converted fields.
+		nb, err := dynamic.NewForConfigOrDie(cp.Server(0).RESTConfig()).Resource(crV1beta1).Namespace("default").Get(ctx, "seed", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"replicas": int64(1), "stateManagement": "stateless", "config": map[string]any{"requestTimeoutSeconds": int64(30), "retries": int64(3)}}
+		if diff := cmp.Diff(want, nb.Object["spec"]); diff != "" {
+			t.Errorf("v1beta1 spec (-want +got):\n%s", diff)
+		}
+		// Table output of kubectl get, by short name and fully qualified.
+		out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "get", res, "-n", "default")
+		if err != nil || !strings.Contains(out, "seed") {
+			t.Errorf("kubectl get: %v\n%s", err, out)
+		}
+		list := getJSON(t, ctx, p.Kubeconfig, res, "-n", "default")
+		items, _ := list["items"].([]any)
+		if len(items) != 1 || field(items[0].(map[string]any), "spec", "config", "legacyTimeout") != float64(30) {
+			t.Errorf("list: %v", list)
+		}
+	})
+
+	t.Run("Patches", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			path []string
+			want any
+		}{
+			{[]string{"--type=merge", "-p", `{"spec":{"config":{"legacyTimeout":40}}}`}, []string{"spec", "config", "legacyTimeout"}, float64(40)},
+			{[]string{"--type=json", "-p", `[{"op":"replace","path":"/spec/config/legacyTimeout","value":50},{"op":"test","path":"/spec/stateManagement","value":"ephemeral"}]`}, []string{"spec", "config", "legacyTimeout"}, float64(50)},
+		} {
+			if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, append([]string{"patch", res, "seed", "-n", "default"}, tc.args...)...); err != nil {
+				t.Fatalf("kubectl patch %v: %v\n%s", tc.args, err, out)
+			}
+			obj := getJSON(t, ctx, p.Kubeconfig, res, "seed", "-n", "default")
+			if got := field(obj, tc.path...); got != tc.want {
+				t.Errorf("after patch %v: %v = %v, want %v", tc.args, tc.path, got, tc.want)
+			}
+		}
+		// Strategic merge patch: custom resources do not support it, on the
+		// server nor emulated; the answer is the same 415.
+		out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "patch", res, "seed", "-n", "default", "--type=strategic", "-p", `{"spec":{"replicas":2}}`)
+		if err == nil || !strings.Contains(out, "strategic merge patch is not supported") {
+			t.Errorf("strategic merge patch on a custom resource: %v\n%s", err, out)
+		}
+		// Server-side apply of a whole v1alpha1 object.
+		ssa := strings.Replace(manifest, "legacyTimeout: 30", "legacyTimeout: 60", 1)
+		if out, err := kubectlIn(t, ctx, nil, ssa, p.Kubeconfig, "apply", "--server-side", "--force-conflicts", "--field-manager=old-client", "-f", "-"); err != nil {
+			t.Fatalf("kubectl apply --server-side: %v\n%s", err, out)
+		}
+		obj := getJSON(t, ctx, p.Kubeconfig, res, "seed", "-n", "default")
+		if got := field(obj, "spec", "config", "legacyTimeout"); got != float64(60) {
+			t.Errorf("after server-side apply: legacyTimeout = %v", got)
+		}
+		// kubectl edit: GET, then a merge patch of the edited v1alpha1 object.
+		if out, err := kubectlIn(t, ctx, []string{`KUBE_EDITOR=sed -i -e s/legacyTimeout:\ 60/legacyTimeout:\ 70/`}, "", p.Kubeconfig, "edit", res, "seed", "-n", "default"); err != nil {
+			t.Fatalf("kubectl edit: %v\n%s", err, out)
+		}
+		obj = getJSON(t, ctx, p.Kubeconfig, res, "seed", "-n", "default")
+		if got := field(obj, "spec", "config", "legacyTimeout"); got != float64(70) {
+			t.Errorf("after kubectl edit: legacyTimeout = %v", got)
+		}
+		// kubectl scale through the scale subresource.
+		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "scale", res+"/seed", "-n", "default", "--replicas=3"); err != nil {
+			t.Fatalf("kubectl scale: %v\n%s", err, out)
+		}
+		obj = getJSON(t, ctx, p.Kubeconfig, res, "seed", "-n", "default")
+		if got := field(obj, "spec", "replicas"); got != float64(3) {
+			t.Errorf("after kubectl scale: replicas = %v", got)
+		}
+		if got := field(obj, "spec", "stateManagement"); got != "ephemeral" {
+			t.Errorf("stateManagement = %v", got)
+		}
+	})
+
+	t.Run("PutRoundTripsExactly", func(t *testing.T) {
+		cur, err := dyn.Resource(crV1alpha1).Namespace("default").Get(ctx, "seed", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := cur.DeepCopy()
+		upd, err := dyn.Resource(crV1alpha1).Namespace("default").Update(ctx, cur, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(before.Object["spec"], upd.Object["spec"]); diff != "" {
+			t.Errorf("an unchanged PUT changed the object (-before +after):\n%s", diff)
+		}
+		if upd.GetGeneration() != before.GetGeneration() {
+			t.Errorf("an unchanged PUT bumped the generation %d → %d", before.GetGeneration(), upd.GetGeneration())
+		}
+	})
+
+	t.Run("WatchSawV1alpha1Events", func(t *testing.T) {
+		var types []watch.EventType
+		timeout := time.After(30 * time.Second)
+		for len(types) < 3 {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					t.Fatalf("watch ended after %v", types)
+				}
+				u, isObj := ev.Object.(*unstructured.Unstructured)
+				if !isObj || u.GetAPIVersion() != "myapps.example.com/v1alpha1" {
+					t.Fatalf("event %s: %#v", ev.Type, ev.Object)
+				}
+				if _, has := u.Object["spec"].(map[string]any)["config"].(map[string]any)["legacyTimeout"]; !has {
+					t.Errorf("event %s without legacyTimeout: %v", ev.Type, u.Object["spec"])
+				}
+				types = append(types, ev.Type)
+			case <-timeout:
+				t.Fatalf("events so far: %v", types)
+			}
+		}
+		if types[0] != watch.Added || types[1] != watch.Modified {
+			t.Errorf("events: %v", types)
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "delete", res, "seed", "-n", "default", "--wait=false"); err != nil {
+			t.Fatalf("kubectl delete: %v\n%s", err, out)
+		}
+		_, err := dyn.Resource(crV1beta1).Namespace("default").Get(ctx, "seed", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("after delete: %v", err)
+		}
+	})
+}
