@@ -338,3 +338,116 @@ spec:
 		}
 	})
 }
+
+const pdbReservedKey = "pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match"
+
+// TestProxy_EmulatesRemovedBuiltinVersions serves policy/v1beta1
+// PodDisruptionBudgets (removed in v1.25) and autoscaling/v2beta2
+// HorizontalPodAutoscalers (removed in v1.26) from policy/v1 and
+// autoscaling/v2, converting as Kubernetes itself did.
+func TestProxy_EmulatesRemovedBuiltinVersions(t *testing.T) {
+	cp, p, dir := emulationSetup(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	direct := cp.Server(0).Kubeconfig
+
+	t.Run("PDBEmptySelectorSemantics", func(t *testing.T) {
+		// v1beta1's empty selector selects no pods: stored in v1 with the
+		// reserved Exists marker, read back as {}.
+		m := filepath.Join(dir, "pdb.yaml")
+		os.WriteFile(m, []byte("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: none, namespace: default}\nspec:\n  minAvailable: 1\n  selector: {}\n"), 0o644)
+		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "apply", "-f", m); err != nil {
+			t.Fatalf("kubectl apply policy/v1beta1: %v\n%s", err, out)
+		}
+		v1 := getJSON(t, ctx, direct, "poddisruptionbudgets.v1.policy", "none", "-n", "default")
+		want := map[string]any{"matchExpressions": []any{map[string]any{"key": pdbReservedKey, "operator": "Exists"}}}
+		if diff := cmp.Diff(want, field(v1, "spec", "selector")); diff != "" {
+			t.Errorf("stored v1 selector (-want +got):\n%s", diff)
+		}
+		old := getJSON(t, ctx, p.Kubeconfig, "poddisruptionbudgets.v1beta1.policy", "none", "-n", "default")
+		if old["apiVersion"] != "policy/v1beta1" {
+			t.Errorf("apiVersion %v", old["apiVersion"])
+		}
+		if diff := cmp.Diff(map[string]any{}, field(old, "spec", "selector")); diff != "" {
+			t.Errorf("v1beta1 selector read back (-want +got):\n%s", diff)
+		}
+		// v1's empty selector selects every pod: a v1beta1 client sees the
+		// DoesNotExist marker.
+		m1 := filepath.Join(dir, "pdb-v1.yaml")
+		os.WriteFile(m1, []byte("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: all, namespace: default}\nspec:\n  maxUnavailable: 1\n  selector: {}\n"), 0o644)
+		if out, err := kubectlIn(t, ctx, nil, "", direct, "apply", "-f", m1); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		all := getJSON(t, ctx, p.Kubeconfig, "poddisruptionbudgets.v1beta1.policy", "all", "-n", "default")
+		want = map[string]any{"matchExpressions": []any{map[string]any{"key": pdbReservedKey, "operator": "DoesNotExist"}}}
+		if diff := cmp.Diff(want, field(all, "spec", "selector")); diff != "" {
+			t.Errorf("v1beta1 view of a v1 empty selector (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("PDBPatchesAndApply", func(t *testing.T) {
+		const res = "poddisruptionbudgets.v1beta1.policy"
+		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "patch", res, "none", "-n", "default", "--type=strategic", "-p", `{"spec":{"minAvailable":2}}`); err != nil {
+			t.Fatalf("kubectl patch --type=strategic: %v\n%s", err, out)
+		}
+		if got := field(getJSON(t, ctx, direct, "poddisruptionbudgets.v1.policy", "none", "-n", "default"), "spec", "minAvailable"); got != float64(2) {
+			t.Errorf("after a strategic merge patch: minAvailable %v", got)
+		}
+		// A second client-side apply computes a patch from the
+		// last-applied v1beta1 manifest.
+		m := filepath.Join(dir, "pdb2.yaml")
+		os.WriteFile(m, []byte("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: none, namespace: default}\nspec:\n  minAvailable: 3\n  selector: {matchLabels: {app: web}}\n"), 0o644)
+		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "apply", "-f", m); err != nil {
+			t.Fatalf("second kubectl apply: %v\n%s", err, out)
+		}
+		v1 := getJSON(t, ctx, direct, "poddisruptionbudgets.v1.policy", "none", "-n", "default")
+		if diff := cmp.Diff(map[string]any{"minAvailable": float64(3), "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}}, v1["spec"]); diff != "" {
+			t.Errorf("v1 spec after apply (-want +got):\n%s", diff)
+		}
+		out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "get", res, "-n", "default")
+		if err != nil || !strings.Contains(out, "none") || !strings.Contains(out, "all") {
+			t.Errorf("kubectl get %s: %v\n%s", res, err, out)
+		}
+		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "delete", res, "none", "all", "-n", "default"); err != nil {
+			t.Errorf("kubectl delete: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("HPAv2beta2", func(t *testing.T) {
+		hpa := `apiVersion: autoscaling/v2beta2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 10
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}
+  behavior:
+    scaleDown:
+      stabilizationWindowSeconds: 120
+      policies: [{type: Pods, value: 1, periodSeconds: 60}]
+`
+		if out, err := kubectlIn(t, ctx, nil, hpa, p.Kubeconfig, "apply", "-f", "-"); err != nil {
+			t.Fatalf("kubectl apply autoscaling/v2beta2: %v\n%s", err, out)
+		}
+		old := getJSON(t, ctx, p.Kubeconfig, "horizontalpodautoscalers.v2beta2.autoscaling", "web", "-n", "default")
+		if old["apiVersion"] != "autoscaling/v2beta2" {
+			t.Errorf("apiVersion %v", old["apiVersion"])
+		}
+		wantMetrics := []any{map[string]any{"type": "Resource", "resource": map[string]any{"name": "cpu", "target": map[string]any{"type": "Utilization", "averageUtilization": float64(60)}}}}
+		if diff := cmp.Diff(wantMetrics, field(old, "spec", "metrics")); diff != "" {
+			t.Errorf("metrics (-want +got):\n%s", diff)
+		}
+		if got := field(old, "spec", "behavior", "scaleDown", "stabilizationWindowSeconds"); got != float64(120) {
+			t.Errorf("behavior: %v", field(old, "spec", "behavior"))
+		}
+		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "patch", "horizontalpodautoscalers.v2beta2.autoscaling", "web", "-n", "default", "--type=merge", "-p", `{"spec":{"maxReplicas":12}}`); err != nil {
+			t.Fatalf("kubectl patch: %v\n%s", err, out)
+		}
+		if got := field(getJSON(t, ctx, direct, "horizontalpodautoscalers.v2.autoscaling", "web", "-n", "default"), "spec", "maxReplicas"); got != float64(12) {
+			t.Errorf("v2 maxReplicas %v", got)
+		}
+	})
+}
