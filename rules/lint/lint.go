@@ -151,6 +151,7 @@ func Run(ctx context.Context, sources []rules.Source, opts Options) (*Result, er
 		return nil, err
 	}
 	l.reportTODOs()
+	l.applyIgnores()
 	res := &Result{Files: len(sources), Documents: len(l.rs.Documents), Samples: l.samples}
 	for _, d := range l.rs.Documents {
 		res.MigrationRules += len(d.Rules.Spec.APIMigrationRules)
