@@ -76,8 +76,12 @@ type Source struct {
 	trigger chan struct{}
 	done    chan struct{}
 
+	// notify serializes activations and subscriptions, so that every
+	// subscriber sees the sets in order, one call at a time.
+	notify sync.Mutex
+	subs   []func(*Set)
+
 	mu       sync.Mutex
-	subs     []func(*Set)
 	lastErr  error
 	revision uint64
 
@@ -103,6 +107,15 @@ func Start(ctx context.Context, opts Options) (*Source, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 50 * time.Millisecond
 	}
+	// Everything started here (watches, the informer) ends with ctx, or at
+	// once when Start fails.
+	ctx, cancel := context.WithCancel(ctx)
+	started := false
+	defer func() {
+		if !started {
+			cancel()
+		}
+	}()
 	s := &Source{
 		opts:    opts,
 		log:     opts.Logger,
@@ -150,7 +163,11 @@ func Start(ctx context.Context, opts Options) (*Source, error) {
 	if s.cluster != nil {
 		s.cluster.reconcile(ctx)
 	}
-	go s.loop(ctx)
+	started = true
+	go func() {
+		defer cancel()
+		s.loop(ctx)
+	}()
 	return s, nil
 }
 
@@ -161,11 +178,10 @@ func (s *Source) Current() *Set { return s.cur.Load() }
 // replaces it, one call at a time, from the goroutine that reloads (keep f
 // short). The proxy uses it to take new routing rules.
 func (s *Source) Subscribe(f func(*Set)) {
-	s.mu.Lock()
+	s.notify.Lock()
+	defer s.notify.Unlock()
 	s.subs = append(s.subs, f)
-	cur := s.cur.Load()
-	s.mu.Unlock()
-	f(cur)
+	f(s.cur.Load())
 }
 
 // LastError is the error of the latest rejected change of the files, or nil
@@ -286,16 +302,17 @@ func (s *Source) build(fileDocs []*rules.Document, override *objectDoc) (*Set, e
 
 // activate makes set the active one and tells the subscribers.
 func (s *Source) activate(set *Set, why string) {
+	s.notify.Lock()
+	defer s.notify.Unlock()
 	s.mu.Lock()
 	s.revision++
 	set.Revision = s.revision
 	set.Loaded = time.Now()
 	s.cur.Store(set)
-	subs := append([]func(*Set){}, s.subs...)
 	s.mu.Unlock()
 	s.log.Info("rules active", "revision", set.Revision, "cause", why, "documents", len(set.Rules.Documents),
 		"migrationRules", len(set.Converter.Rules()), "routingRules", len(set.RoutingRules))
-	for _, f := range subs {
+	for _, f := range s.subs {
 		f(set)
 	}
 }
