@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,10 @@ type Options struct {
 	// ExtraArgs are appended to every kube-apiserver's flags (later flags
 	// win).
 	ExtraArgs []string
+	// VersionArgs are appended, after ExtraArgs, to the flags of the
+	// servers of one version: e.g. a beta API that only the old release of
+	// a rolling upgrade is configured to serve. Nil means none.
+	VersionArgs map[string][]string
 	// StartTimeout bounds the start of etcd and of each server. Zero means
 	// 2 minutes.
 	StartTimeout time.Duration
@@ -186,7 +191,7 @@ func (cp *ControlPlane) spec(i int, version, bin string, port int) serverSpec {
 		pki:        cp.PKI,
 		peerProxy:  cp.opts.PeerProxy,
 		isolate:    cp.isolate,
-		extraArgs:  cp.opts.ExtraArgs,
+		extraArgs:  append(slices.Clip(cp.opts.ExtraArgs), cp.opts.VersionArgs[version]...),
 		generation: cp.generation[i],
 	}
 }

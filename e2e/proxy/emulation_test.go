@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/mvpctl/mvpctl/e2e/bins"
 	"github.com/mvpctl/mvpctl/e2e/framework"
@@ -450,4 +454,165 @@ spec:
 			t.Errorf("v2 maxReplicas %v", got)
 		}
 	})
+}
+
+// mapRules: MutatingAdmissionPolicy v1beta1 and v1 have the same fields.
+const mapRules = `apiVersion: mvp.k8s.io/v1
+kind: TransformationRules
+metadata: {name: map-v1beta1-to-v1}
+spec:
+  apiMigrationRules:
+  - apiGroup: admissionregistration.k8s.io
+    resource: mutatingadmissionpolicies
+    kind: MutatingAdmissionPolicy
+    fromVersion: v1beta1
+    toVersion: v1
+    transformations: []
+`
+
+var mapV1beta1 = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "mutatingadmissionpolicies"}
+
+// TestProxy_RollingUpgradeEmulatesVersionTheOldServersServed is the mixed
+// state of a rolling upgrade: the v1.35 servers are configured to serve
+// admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicies, the
+// v1.36 servers replacing them only v1. An old client keeps reading,
+// listing, updating and watching v1beta1 through the proxy: while an old
+// server is ready it answers, once the last one is gone the proxy emulates
+// v1beta1 on v1, and the client sees no error.
+func TestProxy_RollingUpgradeEmulatesVersionTheOldServersServed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a rolling upgrade takes a minute")
+	}
+	cp := framework.Start(t, framework.Options{
+		Versions: []string{oldVersion, oldVersion},
+		VersionArgs: map[string][]string{oldVersion: {
+			"--runtime-config=admissionregistration.k8s.io/v1beta1=true",
+			"--feature-gates=MutatingAdmissionPolicy=true",
+		}},
+	})
+	rulesFile := filepath.Join(t.TempDir(), "map.yaml")
+	os.WriteFile(rulesFile, []byte(mapRules), 0o644)
+	p := startProxy(t, cp, "--rules", rulesFile, "--refresh-interval", "2s")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	cfg := p.tokenConfig(cp)
+	cfg.Timeout = 30 * time.Second
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	policy := newPolicy("mixed")
+	policy.SetAPIVersion("admissionregistration.k8s.io/v1beta1")
+	if _, err := dyn.Resource(mapV1beta1).Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating a v1beta1 policy through the proxy: %v", err)
+	}
+
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	var res loadResult
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; loadCtx.Err() == nil; i++ {
+				res.requests.Add(1)
+				switch i % 3 {
+				case 0:
+					obj, err := dyn.Resource(mapV1beta1).Get(loadCtx, "mixed", metav1.GetOptions{})
+					if err == nil && obj.GetAPIVersion() != "admissionregistration.k8s.io/v1beta1" {
+						err = fmt.Errorf("get answered %s", obj.GetAPIVersion())
+					}
+					if err != nil && loadCtx.Err() == nil {
+						res.fail(classify("get", err), err)
+					}
+				case 1:
+					l, err := dyn.Resource(mapV1beta1).List(loadCtx, metav1.ListOptions{})
+					if err == nil && (len(l.Items) != 1 || l.Items[0].GetAPIVersion() != "admissionregistration.k8s.io/v1beta1") {
+						err = fmt.Errorf("list: %d items", len(l.Items))
+					}
+					if err != nil && loadCtx.Err() == nil {
+						res.fail(classify("list", err), err)
+					}
+				case 2:
+					err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+						obj, err := dyn.Resource(mapV1beta1).Get(loadCtx, "mixed", metav1.GetOptions{})
+						if err != nil {
+							return err
+						}
+						obj.SetLabels(map[string]string{"writer": strconv.Itoa(w), "n": strconv.Itoa(i)})
+						_, err = dyn.Resource(mapV1beta1).Update(loadCtx, obj, metav1.UpdateOptions{})
+						return err
+					})
+					if err != nil && loadCtx.Err() == nil {
+						res.fail(classify("update", err), err)
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rv := ""
+		for loadCtx.Err() == nil {
+			w, err := dyn.Resource(mapV1beta1).Watch(loadCtx, metav1.ListOptions{ResourceVersion: rv})
+			if err != nil {
+				if loadCtx.Err() == nil {
+					res.fail(classify("watch", err), err)
+					time.Sleep(100 * time.Millisecond)
+				}
+				continue
+			}
+			res.watches.Add(1)
+			for ev := range w.ResultChan() {
+				if ev.Type == watch.Error {
+					if loadCtx.Err() != nil {
+						break // client-go's own "context canceled" as the load stops
+					}
+					if st := apierrors.FromObject(ev.Object); apierrors.IsResourceExpired(st) || apierrors.IsGone(st) {
+						res.expired.Add(1)
+						rv = ""
+						continue
+					}
+					res.fail("watch error event", apierrors.FromObject(ev.Object))
+					continue
+				}
+				u, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok || u.GetAPIVersion() != "admissionregistration.k8s.io/v1beta1" {
+					res.fail("watch event of another version", fmt.Errorf("%s %#v", ev.Type, ev.Object))
+					continue
+				}
+				rv = u.GetResourceVersion()
+			}
+		}
+	}()
+
+	time.Sleep(settle)
+	for i := range cp.Servers() {
+		if _, err := cp.Replace(ctx, i, newVersion); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(settle)
+	}
+	stopLoad()
+	wg.Wait()
+	t.Logf("%d requests, %d watch sessions, %d expired, client-visible errors %v", res.requests.Load(), res.watches.Load(), res.expired.Load(), res.kinds())
+	if res.total() != 0 {
+		t.Errorf("%d client-visible errors: %v\nexamples: %v", res.total(), res.kinds(), res.examples)
+	}
+	metrics := p.metricsText(t)
+	var routed, emulated bool
+	for _, line := range strings.Split(metrics, "\n") {
+		if !strings.HasPrefix(line, "mvpctl_proxy_requests_total{") || !strings.Contains(line, `version="v1beta1"`) || !strings.Contains(line, `resource="mutatingadmissionpolicies"`) {
+			continue
+		}
+		routed = routed || strings.Contains(line, `decision="local"`) || strings.Contains(line, `decision="rerouted"`)
+		emulated = emulated || strings.Contains(line, `decision="emulated"`)
+	}
+	if !routed || !emulated {
+		t.Errorf("v1beta1 requests routed to an old server: %v, emulated: %v\n%s", routed, emulated, metrics)
+	}
+	// Direct to a new server, v1beta1 is gone.
+	_, err := dynamic.NewForConfigOrDie(cp.Server(0).RESTConfig()).Resource(mapV1beta1).Get(ctx, "mixed", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("v1beta1 direct to a v1.36 server: want 404, got %v", err)
+	}
 }

@@ -499,3 +499,16 @@ func (p *Proxy) ResourceFor(gvk schema.GroupVersionKind) (string, bool) {
 	}
 	return "", false
 }
+
+// emulates reports whether the rules can emulate key.
+func (p *Proxy) emulates(key gvr) bool {
+	if p.emu == nil {
+		return false
+	}
+	u := p.discoveryUnion()
+	if u == nil {
+		return false
+	}
+	_, ok := u.emulated[key]
+	return ok
+}

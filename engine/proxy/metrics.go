@@ -105,7 +105,7 @@ func (p *Proxy) observe(rec *recorder, r *http.Request, rt *route) {
 			group, version, resource = rt.info.APIGroup, rt.info.APIVersion, rt.key.resource
 			// Bound the label values to what discovery lists: a client must not
 			// be able to create series at will.
-			if !p.anyKnows(rt.key) {
+			if !p.anyKnows(rt.key) && !p.emulates(rt.key) {
 				resource = "unknown"
 				if !p.knowsGroupVersion(group, version) {
 					group, version = "unknown", "unknown"
