@@ -80,7 +80,7 @@ func Load(opts Options, paths ...string) (*Converter, error) {
 	if err != nil {
 		return nil, err
 	}
-	compiled, err := rules.Compile(rs, rules.CompileOptions{})
+	compiled, err := rules.Compile(rs, rules.CompileOptions{Lazy: opts.Executor != JQ})
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,11 @@ func (c *Converter) run(ctx context.Context, p *rules.Program, obj map[string]an
 
 // RunJQ runs a program's jq source with gojq.
 func RunJQ(ctx context.Context, p *rules.Program, obj map[string]any) (map[string]any, error) {
-	iter := p.Code.RunWithContext(ctx, obj)
+	code, err := p.Code()
+	if err != nil {
+		return nil, err
+	}
+	iter := code.RunWithContext(ctx, obj)
 	v, ok := iter.Next()
 	if !ok {
 		return nil, fmt.Errorf("program gave no result")

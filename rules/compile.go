@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/itchyny/gojq"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -106,10 +107,32 @@ type Program struct {
 	// RuleID keys the rule's round-trip data.
 	RuleID string
 	Source string
-	Code   *gojq.Code
 	Ops    []Op
 	// Limit bounds the conversion-data annotation in bytes.
 	Limit int
+
+	once    sync.Once
+	code    *gojq.Code
+	codeErr error
+}
+
+// Code returns the compiled jq program, compiling it on first use when the
+// rules were compiled with CompileOptions.Lazy.
+func (p *Program) Code() (*gojq.Code, error) {
+	p.once.Do(func() { p.code, p.codeErr = compileProgram(p.Source, p.Direction) })
+	return p.code, p.codeErr
+}
+
+func compileProgram(src string, dir Direction) (*gojq.Code, error) {
+	q, err := gojq.Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("generated %s program does not parse: %w", dir, err)
+	}
+	code, err := gojq.Compile(q)
+	if err != nil {
+		return nil, fmt.Errorf("generated %s program does not compile: %w", dir, err)
+	}
+	return code, nil
 }
 
 // Compiled is a compiled migration rule: its forward and reverse programs.
@@ -132,6 +155,11 @@ type CompileOptions struct {
 	// ConversionDataLimit bounds the conversion-data annotation in bytes;
 	// zero means DefaultConversionDataLimit.
 	ConversionDataLimit int
+	// Lazy defers compiling the jq programs to their first use. Compiling
+	// one costs milliseconds (gojq compiles the runtime library each time)
+	// and the native executor never needs them; the user expressions inside
+	// are compiled either way.
+	Lazy bool
 }
 
 // Compile turns every migration rule of a validated set into forward and
@@ -144,7 +172,7 @@ func Compile(rs *RuleSet, opts CompileOptions) ([]*Compiled, error) {
 	var out []*Compiled
 	var errs ErrorList
 	for _, ref := range rs.MigrationRules() {
-		c, err := compileRule(ref, limit)
+		c, err := compileRule(ref, limit, opts.Lazy)
 		if err != nil {
 			errs = append(errs, ref.Doc.errorAt(ref.Doc.Pos(ref.Field.String()), fieldInternal(ref.Field.String(), err)))
 			continue
@@ -157,7 +185,7 @@ func Compile(rs *RuleSet, opts CompileOptions) ([]*Compiled, error) {
 	return out, nil
 }
 
-func compileRule(ref RuleRef, limit int) (*Compiled, error) {
+func compileRule(ref RuleRef, limit int, lazy bool) (*Compiled, error) {
 	r := ref.Rule
 	from := schema.GroupVersion{Group: r.APIGroup, Version: r.FromVersion}
 	to := schema.GroupVersion{Group: r.TargetGroup(), Version: r.ToVersion}
@@ -184,10 +212,10 @@ func compileRule(ref RuleRef, limit int) (*Compiled, error) {
 	}
 	c := &Compiled{Rule: r, Ref: ref}
 	var err error
-	if c.Forward, err = newProgram(r, Forward, from, to, fwd, limit); err != nil {
+	if c.Forward, err = newProgram(r, Forward, from, to, fwd, limit, lazy); err != nil {
 		return nil, err
 	}
-	if c.Reverse, err = newProgram(r, Reverse, to, from, rev, limit); err != nil {
+	if c.Reverse, err = newProgram(r, Reverse, to, from, rev, limit, lazy); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -303,21 +331,21 @@ func describe1(t *Transformation) string {
 	return fmt.Sprintf("%s %s", t.Action, t.Path)
 }
 
-func newProgram(r *MigrationRule, dir Direction, from, to schema.GroupVersion, ops []Op, limit int) (*Program, error) {
+func newProgram(r *MigrationRule, dir Direction, from, to schema.GroupVersion, ops []Op, limit int, lazy bool) (*Program, error) {
 	p := &Program{Rule: r, Direction: dir, From: from, To: to, RuleID: r.ID(), Ops: ops, Limit: limit}
 	p.Source = p.render()
-	q, err := gojq.Parse(p.Source)
-	if err != nil {
-		return nil, fmt.Errorf("generated %s program does not parse: %w", dir, err)
-	}
-	if p.Code, err = gojq.Compile(q); err != nil {
-		return nil, fmt.Errorf("generated %s program does not compile: %w", dir, err)
+	if !lazy {
+		if _, err := p.Code(); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
 
 // render writes the jq source of the program: the runtime library, then one
-// pipeline stage per op.
+// pipeline stage per op. User expressions are followed by an empty line: a
+// jq comment ending in a backslash continues onto the next line, which must
+// not be the program's own closing parenthesis.
 func (p *Program) render() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# mvpctl %s program of rule %s\n# %s -> %s\n", p.Direction, p.RuleID, p.From, p.To)
@@ -327,7 +355,7 @@ func (p *Program) render() string {
 		fmt.Fprintf(&b, "# [%d] %s\n| ", op.Index, op.Describe)
 		step := op.jq()
 		if op.When != "" {
-			step = fmt.Sprintf("if mvp_when(\n%s\n) then %s else . end", op.When, step)
+			step = fmt.Sprintf("if mvp_when(\n%s\n\n) then %s else . end", op.When, step)
 		}
 		b.WriteString(step)
 		b.WriteByte('\n')
@@ -342,7 +370,7 @@ func (op *Op) jq() string {
 	case OpMove:
 		return fmt.Sprintf("mvp_move(%s; %s; %s)", key, op.Path.jqSteps(), op.Target.jqSteps())
 	case OpObject:
-		return fmt.Sprintf("mvp_object(%s; (\n%s\n); (\n%s\n))", key, op.F.Expr, op.R.Expr)
+		return fmt.Sprintf("mvp_object(%s; (\n%s\n\n); (\n%s\n\n))", key, op.F.Expr, op.R.Expr)
 	}
 	return fmt.Sprintf("mvp_step(%s; %s; %s; %s)", key, op.Path.jqSteps(), op.F.jq(), op.R.jq())
 }
@@ -370,7 +398,7 @@ func (f Fn) jq() string {
 	case FnConvert:
 		return "map(mvp_convert(" + jqString(string(f.Type)) + "))"
 	case FnJQ:
-		return "map(mvp_one(\n" + f.Expr + "\n))"
+		return "map(mvp_one(\n" + f.Expr + "\n\n))"
 	}
 	return "."
 }

@@ -133,7 +133,9 @@ func setSection(ar *txtar.Archive, name, data string) {
 
 // TestChecks_Documented: every check has a golden case that triggers it
 // (executor-mismatch, which no rules can provoke while the executors agree,
-// is covered by TestCompareExecutors) and an entry in docs/lint.md.
+// is covered by TestCompareExecutors; program-compile guards against
+// compiler bugs, and no known rule provokes one since jq comments ending in
+// a backslash were fixed) and an entry in docs/lint.md.
 func TestChecks_Documented(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/lint.md")
 	if err != nil {
@@ -157,7 +159,7 @@ func TestChecks_Documented(t *testing.T) {
 		if !strings.Contains(string(doc), "| "+c.Severity.String()+" |") {
 			t.Errorf("docs/lint.md: severity of %s", id)
 		}
-		if id == lint.IDExecutorMismatch {
+		if id == lint.IDExecutorMismatch || id == lint.IDProgramCompile {
 			continue
 		}
 		if !strings.Contains(golden.String(), " "+id+": ") {
