@@ -346,7 +346,14 @@ func (st *nativeState) object(ctx context.Context, op *rules.Op) error {
 	}
 	y := fx
 	if d, _ := st.d[op.Key].(map[string]any); d != nil && d[""] != nil {
-		cand := mergePatch(rules.DeepCopyJSON(fx), d[""])
+		base, ok := rules.DeepCopyJSON(fx).(map[string]any)
+		if !ok {
+			return &StepError{Op: op, Err: fmt.Errorf("expression gave %s, want an object", rules.TypeName(fx))}
+		}
+		cand, err := applyChanges(base, d[""])
+		if err != nil {
+			return &StepError{Op: op, Err: err}
+		}
 		rc, err := runOne(ctx, op.R.Code, cand)
 		if err != nil {
 			return &StepError{Op: op, Err: err}
@@ -365,7 +372,7 @@ func (st *nativeState) object(ctx context.Context, op *rules.Op) error {
 			w = map[string]any{}
 			st.w[op.Key] = w
 		}
-		w[""] = rules.DeepCopyJSON(mergeDiff(back, x))
+		w[""] = diffChanges(back, x)
 	}
 	m, ok := y.(map[string]any)
 	if !ok {
@@ -375,49 +382,80 @@ func (st *nativeState) object(ctx context.Context, op *rules.Op) error {
 	return nil
 }
 
-// mergeDiff is mvp_diff: a JSON merge patch (RFC 7386) that turns a into b.
-func mergeDiff(a, b any) any {
-	am, aok := a.(map[string]any)
-	bm, bok := b.(map[string]any)
-	if !aok || !bok {
-		return b
-	}
-	out := map[string]any{}
-	for k, av := range am {
-		bv, ok := bm[k]
-		switch {
-		case !ok:
-			out[k] = nil
-		case !rules.EqualJSON(av, bv):
-			out[k] = mergeDiff(av, bv)
+// diffChanges is mvp_diff: the changes that turn a into b, as [path, value]
+// (set) and [path] (delete) entries, objects compared member by member.
+func diffChanges(a, b any) []any {
+	var out []any
+	var walk func(p []any, a, b any)
+	walk = func(p []any, a, b any) {
+		am, aok := a.(map[string]any)
+		bm, bok := b.(map[string]any)
+		if !aok || !bok {
+			if !rules.EqualJSON(a, b) {
+				out = append(out, []any{append([]any{}, p...), rules.DeepCopyJSON(b)})
+			}
+			return
+		}
+		keys := make([]string, 0, len(am)+len(bm))
+		for k := range am {
+			keys = append(keys, k)
+		}
+		for k := range bm {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			av, inA := am[k]
+			bv, inB := bm[k]
+			child := append(append([]any{}, p...), k)
+			switch {
+			case !inB:
+				out = append(out, []any{child})
+			case !inA:
+				out = append(out, []any{child, rules.DeepCopyJSON(bv)})
+			case !rules.EqualJSON(av, bv):
+				walk(child, av, bv)
+			}
 		}
 	}
-	for k, bv := range bm {
-		if _, ok := am[k]; !ok {
-			out[k] = bv
-		}
-	}
+	walk(nil, a, b)
 	return out
 }
 
-// mergePatch is mvp_patch: apply a JSON merge patch, changing v in place.
-func mergePatch(v, patch any) any {
-	p, ok := patch.(map[string]any)
+// applyChanges is mvp_patch: apply the changes of diffChanges to obj in place.
+func applyChanges(obj map[string]any, changes any) (map[string]any, error) {
+	list, ok := changes.([]any)
 	if !ok {
-		return rules.DeepCopyJSON(patch)
+		return nil, fmt.Errorf("invalid conversion data: %v", changes)
 	}
-	o, ok := v.(map[string]any)
-	if !ok {
-		o = map[string]any{}
-	}
-	for k, pv := range p {
-		if pv == nil {
-			delete(o, k)
+	for _, c := range list {
+		e, ok := c.([]any)
+		if !ok || len(e) < 1 || len(e) > 2 {
+			return nil, fmt.Errorf("invalid conversion data entry %v", c)
+		}
+		path, ok := e[0].([]any)
+		if !ok {
+			return nil, fmt.Errorf("invalid conversion data path %v", e[0])
+		}
+		m := maybe{}
+		if len(e) == 2 {
+			m = maybe{v: rules.DeepCopyJSON(e[1]), present: true}
+		}
+		if len(path) == 0 {
+			root, ok := m.v.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("conversion data replaces the object by %s", rules.TypeName(m.v))
+			}
+			obj = root
 			continue
 		}
-		o[k] = mergePatch(o[k], pv)
+		if err := put(obj, path, m); err != nil {
+			return nil, err
+		}
 	}
-	return o
+	return obj, nil
 }
 
 // applyFn applies a value function to a maybe-value without modifying it.

@@ -169,6 +169,14 @@ func Load(paths ...string) (*RuleSet, error) {
 			if err != nil {
 				return err
 			}
+			// Hidden entries are skipped: a ConfigMap volume holds every file
+			// twice, once in a ..<timestamp> directory behind the symlinks.
+			if path != p && strings.HasPrefix(de.Name(), ".") {
+				if de.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
 			if !de.IsDir() && isRulesFileName(path) {
 				found = append(found, path)
 			}

@@ -96,28 +96,29 @@ def mvp_step($i; $p; f; r):
       | (if (try ($y | r) catch mvp_fail($i; $k)) != $x then .w[$i][$k] = $x else . end)
       | .o |= mvp_put($q; $y));
 
-# mvp_diff($a; $b): a JSON merge patch (RFC 7386) that turns $a into $b.
+# mvp_diff($a; $b): the changes that turn $a into $b, as [path, value]
+# (set) and [path] (delete) entries, objects compared member by member and
+# anything else replaced whole. Unlike a merge patch it can say "null".
 def mvp_diff($a; $b):
-  if ($a | type) == "object" and ($b | type) == "object" then
-    reduce ((($a | keys) + ($b | keys)) | unique[]) as $k ({};
-      if ($b | has($k) | not) then .[$k] = null
-      elif ($a | has($k) | not) then .[$k] = $b[$k]
-      elif $a[$k] == $b[$k] then .
-      else .[$k] = mvp_diff($a[$k]; $b[$k]) end)
-  else $b end;
+  def go($p; $a; $b):
+    if ($a | type) == "object" and ($b | type) == "object" then
+      ((($a | keys) + ($b | keys)) | unique[]) as $k
+      | if ($b | has($k) | not) then [$p + [$k]]
+        elif ($a | has($k) | not) then [$p + [$k], $b[$k]]
+        elif $a[$k] == $b[$k] then empty
+        else go($p + [$k]; $a[$k]; $b[$k]) end
+    elif $a == $b then empty
+    else [$p, $b] end;
+  [go([]; $a; $b)];
 
-# mvp_patch($p): apply a JSON merge patch.
-def mvp_patch($p):
-  if ($p | type) == "object" then
-    (if type == "object" then . else {} end) as $o
-    | reduce ($p | keys[]) as $k ($o;
-        if $p[$k] == null then del(.[$k]) else .[$k] = (.[$k] | mvp_patch($p[$k])) end)
-  else $p end;
+# mvp_patch($d): apply the changes of mvp_diff.
+def mvp_patch($d):
+  reduce $d[] as $e (.; if ($e | length) == 1 then delpaths([$e[0]]) else setpath($e[0]; $e[1]) end);
 
 # mvp_object($i; f; r): a jq step on the whole object. Where r cannot give
-# the object back, a merge patch from r's result to the object is kept in
-# round-trip data; the other direction applies it to its result and keeps
-# the patched object when r of it gives the current object back.
+# the object back, the changes from r's result to the object (mvp_diff) are
+# kept in round-trip data; the other direction applies them to its result
+# and keeps the patched object when r of it gives the current object back.
 def mvp_object($i; f; r):
   .d[$i][""] as $s
   | .o as $x

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -113,5 +115,36 @@ func TestParse_AliasesAreBounded(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: got %v", name, err)
 		}
+	}
+}
+
+// TestLoad_ConfigMapVolume: a ConfigMap mounted as a volume holds its files
+// in a ..<timestamp> directory, with ..data and the file names as symlinks;
+// each rules file must load once.
+func TestLoad_ConfigMapVolume(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("../testdata/examples/seed/mvp-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := filepath.Join(dir, "..2026_11_29_10_00_00.123")
+	if err := os.Mkdir(ts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ts, "rules.yaml"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Base(ts), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..data", "rules.yaml"), filepath.Join(dir, "rules.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Documents) != 1 {
+		t.Errorf("loaded %d documents, want 1", len(rs.Documents))
 	}
 }
