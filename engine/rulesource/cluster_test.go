@@ -139,7 +139,7 @@ func TestSource_Cluster(t *testing.T) {
 	edited.SetResourceVersion(u.GetResourceVersion())
 	edited.Object["status"] = u.Object["status"]
 	f.update(t, edited)
-	waitFor(t, "the edit", 2*time.Second, func() bool { return convertedField(t, s.Current()) == "second" })
+	waitFor(t, "the edit", 30*time.Second, func() bool { return convertedField(t, s.Current()) == "second" })
 	f.readyAt(t, "seed", 2, true)
 
 	// A broken generation is rejected with the field path; the previous one
@@ -187,7 +187,7 @@ spec:
 		t.Fatal(err)
 	}
 	// ... which lets the conflicting object in, unchanged.
-	waitFor(t, "the deletion", 2*time.Second, func() bool {
+	waitFor(t, "the deletion", 30*time.Second, func() bool {
 		set := s.Current()
 		for _, d := range set.Rules.Documents {
 			if d.File == SourceName("seed") {
@@ -198,7 +198,7 @@ spec:
 	})
 	f.readyAt(t, "dup", 1, true)
 
-	waitFor(t, "events", 5*time.Second, func() bool {
+	waitFor(t, "events", 30*time.Second, func() bool {
 		all := strings.Join(f.eventReasons(t), " ")
 		return strings.Contains(all, "seed/Loaded/"+corev1.EventTypeNormal) &&
 			strings.Contains(all, "seed/Rejected/"+corev1.EventTypeWarning) &&

@@ -148,7 +148,7 @@ func TestSource_FileReload(t *testing.T) {
 
 	// An editor's atomic save reloads.
 	writeAtomic(t, path, rulesYAML("r", "second"))
-	d := waitFor(t, "reload after a rename", 2*time.Second, func() bool { return convertedField(t, s.Current()) == "second" })
+	d := waitFor(t, "reload after a rename", 30*time.Second, func() bool { return convertedField(t, s.Current()) == "second" })
 	t.Logf("file change picked up after %s", d)
 	if notified.Load() != int64(s.Current().Revision) {
 		t.Errorf("subscriber saw revision %d, current is %d", notified.Load(), s.Current().Revision)
@@ -160,7 +160,7 @@ func TestSource_FileReload(t *testing.T) {
 	// A broken edit keeps the previous rules and reports why.
 	rev := s.Current().Revision
 	writeAtomic(t, path, brokenYAML)
-	waitFor(t, "the broken file's rejection", 2*time.Second, func() bool { return s.LastError() != nil })
+	waitFor(t, "the broken file's rejection", 30*time.Second, func() bool { return s.LastError() != nil })
 	var el rules.ErrorList
 	if !errors.As(s.LastError(), &el) || !strings.Contains(el.Error(), "spec.apiMigrationRules[0].transformations[0].forward") {
 		t.Fatalf("LastError = %v", s.LastError())
@@ -172,7 +172,7 @@ func TestSource_FileReload(t *testing.T) {
 	if err := os.WriteFile(path, []byte(rulesYAML("r", "third")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "reload after an in-place write", 2*time.Second, func() bool { return convertedField(t, s.Current()) == "third" })
+	waitFor(t, "reload after an in-place write", 30*time.Second, func() bool { return convertedField(t, s.Current()) == "third" })
 	if s.LastError() != nil {
 		t.Errorf("LastError after a good reload: %v", s.LastError())
 	}
@@ -207,7 +207,7 @@ func TestSource_ConfigMapVolume(t *testing.T) {
 		t.Fatalf("%d documents, want 1", len(s.Current().Rules.Documents))
 	}
 	version("..2026_11_29_18_05_00.2", "second")
-	waitFor(t, "reload after the ..data swap", 2*time.Second, func() bool { return convertedField(t, s.Current()) == "second" })
+	waitFor(t, "reload after the ..data swap", 30*time.Second, func() bool { return convertedField(t, s.Current()) == "second" })
 }
 
 func TestSource_Polling(t *testing.T) {
@@ -221,7 +221,7 @@ func TestSource_Polling(t *testing.T) {
 	// Stop notifications: only polling can see the change.
 	s.files.watcher.Close()
 	writeAtomic(t, path, rulesYAML("r", "polled"))
-	waitFor(t, "a polled reload", 2*time.Second, func() bool { return convertedField(t, s.Current()) == "polled" })
+	waitFor(t, "a polled reload", 30*time.Second, func() bool { return convertedField(t, s.Current()) == "polled" })
 	rev := s.Current().Revision
 	time.Sleep(100 * time.Millisecond)
 	if s.Current().Revision != rev {
@@ -272,7 +272,7 @@ func TestSource_ReloadUnderLoad(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	writeAtomic(t, path, rulesYAML("r", "last"))
-	waitFor(t, "the last reload", 2*time.Second, func() bool { return convertedField(t, s.Current()) == "last" })
+	waitFor(t, "the last reload", 30*time.Second, func() bool { return convertedField(t, s.Current()) == "last" })
 	close(stop)
 	wg.Wait()
 	if failures.Load() > 0 || conversions.Load() == 0 {
