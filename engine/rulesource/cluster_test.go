@@ -93,7 +93,7 @@ func status(t *testing.T, u *unstructured.Unstructured) (rules.TransformationRul
 func (f *fakeCluster) readyAt(t *testing.T, name string, gen int64, ready bool) *metav1.Condition {
 	t.Helper()
 	var c *metav1.Condition
-	waitFor(t, name+" status", 5*time.Second, func() bool {
+	waitFor(t, name+" status", 30*time.Second, func() bool {
 		st, cond := status(t, f.get(t, name))
 		c = cond
 		want := metav1.ConditionFalse
