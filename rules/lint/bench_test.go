@@ -45,7 +45,7 @@ func bigRules(n int, distinctJQ bool) []byte {
 }
 
 // BenchmarkLint_1000x10 lints 1,000 migration rules of ten transformations
-// each, without samples (docs/bench-lint.md).
+// each, without samples (BENCHMARKS.md).
 func BenchmarkLint_1000x10(b *testing.B) {
 	for _, distinct := range []bool{false, true} {
 		name := "shared-shapes"
