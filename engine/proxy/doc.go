@@ -43,7 +43,15 @@
 //
 // # Version emulation
 //
-// A request for a group/version/resource that no backend has ever served is
-// offered to an [Emulator] first; the converter that rewrites it to a served
-// version and converts the bodies plugs in there.
+// With [Options.Converter], a request for a group/version/resource that no
+// ready backend serves, and that the migration rules lead to a version a
+// ready backend does serve, is emulated: its URL is rewritten to the served
+// version, create and update bodies are converted forward, merge, strategic
+// and JSON patches are applied by read-convert-patch-convert-update with a
+// resourceVersion precondition, server-side apply bodies are converted
+// forward, and answers are converted back (objects whole, lists and Tables
+// item by item, watches event by event, Status untouched). Discovery lists
+// each emulated version as its group's least preferred one. Emulated paths
+// speak JSON only. docs/emulation.md has the details; another [Emulator]
+// can be plugged in instead.
 package proxy

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 
+	gojson "github.com/goccy/go-json"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mvpctl/mvpctl/engine"
@@ -46,7 +47,7 @@ func (b *pipeBody) Close() error {
 // a partly converted list for a whole one.
 func (em *emulation) streamList(ctx context.Context, src io.Reader, dst io.Writer) error {
 	bw := bufio.NewWriterSize(dst, 32<<10)
-	dec := json.NewDecoder(src)
+	dec := gojson.NewDecoder(src)
 	dec.UseNumber()
 	if err := expectDelim(dec, '{'); err != nil {
 		return err
@@ -80,7 +81,7 @@ func (em *emulation) streamList(ctx context.Context, src io.Reader, dst io.Write
 			b, _ := json.Marshal(av)
 			bw.Write(b)
 		default:
-			var raw json.RawMessage
+			var raw gojson.RawMessage
 			if err := dec.Decode(&raw); err != nil {
 				return err
 			}
@@ -95,7 +96,7 @@ func (em *emulation) streamList(ctx context.Context, src io.Reader, dst io.Write
 	return bw.Flush()
 }
 
-func (em *emulation) streamArray(ctx context.Context, dec *json.Decoder, bw *bufio.Writer, key string) error {
+func (em *emulation) streamArray(ctx context.Context, dec *gojson.Decoder, bw *bufio.Writer, key string) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -104,19 +105,20 @@ func (em *emulation) streamArray(ctx context.Context, dec *json.Decoder, bw *buf
 		bw.WriteString("null")
 		return nil
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
+	if d, ok := tok.(gojson.Delim); !ok || d != '[' {
 		return fmt.Errorf("%s is not an array", key)
 	}
 	bw.WriteByte('[')
 	for i := 0; dec.More(); i++ {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return err
-		}
-		obj, err := engine.DecodeObject(raw)
-		if err != nil {
+		// One pass: the item decodes straight into a map, numbers exact.
+		var obj map[string]any
+		if err := dec.Decode(&obj); err != nil {
 			return fmt.Errorf("%s[%d]: %w", key, i, err)
 		}
+		if obj == nil {
+			return fmt.Errorf("%s[%d] is not an object", key, i)
+		}
+		var err error
 		if key == "rows" {
 			err = em.convertRow(ctx, obj)
 		} else {
@@ -141,12 +143,12 @@ func (em *emulation) streamArray(ctx context.Context, dec *json.Decoder, bw *buf
 	return nil
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
+func expectDelim(dec *gojson.Decoder, want gojson.Delim) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
+	if d, ok := tok.(gojson.Delim); !ok || d != want {
 		return fmt.Errorf("expected %q in the JSON body, found %v", want, tok)
 	}
 	return nil
@@ -180,11 +182,18 @@ func (em *emulation) streamWatch(ctx context.Context, src io.Reader, dst io.Writ
 				ev["object"] = out
 			}
 		}
-		b, err := engine.EncodeObject(ev)
+		// {"type", "object"} in the apiserver's order, not sorted.
+		typ, err := engine.EncodeObject(ev["type"])
 		if err != nil {
 			return writeWatchError(dst, err)
 		}
-		if _, err := dst.Write(append(b, '\n')); err != nil {
+		obj, err := engine.EncodeObject(ev["object"])
+		if err != nil {
+			return writeWatchError(dst, err)
+		}
+		line := make([]byte, 0, len(typ)+len(obj)+22)
+		line = append(append(append(append(append(line, `{"type":`...), typ...), `,"object":`...), obj...), "}\n"...)
+		if _, err := dst.Write(line); err != nil {
 			return err
 		}
 	}

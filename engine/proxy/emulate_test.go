@@ -479,3 +479,43 @@ func TestEmulation_ServedVersionIsNotEmulated(t *testing.T) {
 	}
 	sameJSON(t, servedObject, string(body))
 }
+
+func TestEmulation_ListConversionFailureBreaksTheResponse(t *testing.T) {
+	_, url, _ := emulationProxy(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1beta1","metadata":{},"items":[%s,{"apiVersion":"myapps.example.com/v1beta1","kind":"Customresource","metadata":{"name":"bad"},"spec":{"config":{"requestTimeoutSeconds":"x"}}}]}`, servedObject)
+	})
+	resp, err := http.Get(url + "/apis/myapps.example.com/v1alpha1/customresources")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The response is aborted: the client cannot take it for a whole list.
+	body, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Fatalf("a list with an item that cannot be converted ended cleanly: %s", body)
+	}
+}
+
+func TestEmulation_WatchConversionFailureIsAnErrorEvent(t *testing.T) {
+	_, url, _ := emulationProxy(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"ADDED","object":{"apiVersion":"myapps.example.com/v1beta1","kind":"Customresource","metadata":{"name":"bad"},"spec":{"config":{"requestTimeoutSeconds":"x"}}}}`+"\n")
+	})
+	code, _, body := doJSON(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?watch=true", "")
+	if code != 200 || !strings.HasPrefix(string(body), `{"type":"ERROR","object":{"kind":"Status"`) || !strings.Contains(string(body), `"code":500`) || !strings.Contains(string(body), "reverse by rule") {
+		t.Errorf("%d %s", code, body)
+	}
+}
+
+func TestEmulation_ListWithNullItems(t *testing.T) {
+	_, url, _ := emulationProxy(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1beta1","metadata":{"resourceVersion":"3"},"items":null}`)
+	})
+	code, _, body := doJSON(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources", "")
+	if code != 200 {
+		t.Fatalf("%d", code)
+	}
+	sameJSON(t, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1alpha1","metadata":{"resourceVersion":"3"},"items":null}`, string(body))
+}

@@ -1,0 +1,41 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// BenchmarkEmulation_StreamList converts a LIST of 10,000 ~1 KB objects as
+// the emulated LIST path does.
+func BenchmarkEmulation_StreamList(b *testing.B) {
+	conv := seedConverter(&testing.T{})
+	em := &emulation{e: &emulator{conv: conv}, t: emulatedTarget{
+		requested: schema.GroupVersion{Group: "myapps.example.com", Version: "v1alpha1"},
+		served:    schema.GroupVersion{Group: "myapps.example.com", Version: "v1beta1"},
+		resource:  "customresources", kind: "Customresource",
+	}}
+	var buf bytes.Buffer
+	buf.WriteString(`{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1beta1","metadata":{"resourceVersion":"7"},"items":[`)
+	payload := strings.Repeat("0123456789abcdef", 500/16)
+	for i := range 10000 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"apiVersion":"myapps.example.com/v1beta1","kind":"Customresource","metadata":{"name":"o-%05d","namespace":"list","uid":"0b0e4a2c-1c0e-4f6b-9d7e-6d1b0d3f2a11","resourceVersion":"%d","generation":1,"creationTimestamp":"2026-11-29T18:55:07Z","managedFields":[{"manager":"e2e","operation":"Update","apiVersion":"myapps.example.com/v1beta1","time":"2026-11-29T18:55:07Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{".":{},"f:config":{".":{},"f:requestTimeoutSeconds":{},"f:retries":{}},"f:payload":{},"f:replicas":{},"f:stateManagement":{}}}}]},"spec":{"config":{"requestTimeoutSeconds":30,"retries":3},"payload":%q,"replicas":1,"stateManagement":"stateless"}}`, i, 1000+i, payload)
+	}
+	buf.WriteString(`]}`)
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		if err := em.streamList(context.Background(), bytes.NewReader(data), io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
