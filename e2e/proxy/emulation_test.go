@@ -111,7 +111,11 @@ func emulationSetup(t *testing.T) (*framework.ControlPlane, *proxyProcess, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startProxy(t, cp, "--rules", write("seed.yaml", seedRules), "--rules", builtin, "--refresh-interval", "2s")
+	openAPI, err := filepath.Abs("../../testdata/emulation/openapi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, cp, "--rules", write("seed.yaml", seedRules), "--rules", builtin, "--openapi-from", openAPI, "--refresh-interval", "2s")
 	return cp, p, dir
 }
 
@@ -414,6 +418,16 @@ func TestProxy_EmulatesRemovedBuiltinVersions(t *testing.T) {
 		}
 		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "delete", res, "none", "all", "-n", "default"); err != nil {
 			t.Errorf("kubectl delete: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("ExplainWithOpenAPIFrom", func(t *testing.T) {
+		// policy/v1beta1's schema comes from Kubernetes v1.24's OpenAPI
+		// document (--openapi-from): v1beta1's own field description.
+		out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "explain", "poddisruptionbudgets.spec.selector", "--api-version=policy/v1beta1")
+		flat := strings.Join(strings.Fields(out), " ")
+		if err != nil || !strings.Contains(flat, "VERSION: v1beta1") || !strings.Contains(flat, "An empty selector ({}) also selects no pods") {
+			t.Errorf("kubectl explain --api-version=policy/v1beta1: %v\n%s", err, out)
 		}
 	})
 

@@ -54,6 +54,9 @@ func (p *Proxy) serveDiscovery(w http.ResponseWriter, r *http.Request, info *req
 		return false
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
+	if doc, ok := strings.CutPrefix(path, "/openapi/v3/"); ok && p.serveEmulatedOpenAPIV3(w, r, doc) {
+		return true
+	}
 	if path == "/openapi/v2" {
 		p.serveOpenAPIV2(w, r)
 		return true
@@ -261,7 +264,7 @@ func (p *Proxy) buildUnion() *discoveryUnion {
 	}
 	add("/api/", coreResources)
 	add("/apis/", resources)
-	u.openAPIV3 = mergeOpenAPIV3Index(states)
+	u.openAPIV3 = mergeOpenAPIV3Index(states, p.emulatedOpenAPIV3(emulated))
 	return u
 }
 
@@ -302,8 +305,11 @@ func mergeGroups(lists [][]apidiscoveryv2.APIGroupDiscovery) []apidiscoveryv2.AP
 
 // mergeOpenAPIV3Index is the union of the backends' /openapi/v3 indexes; a
 // path served by several backends points to the newest one's document.
-func mergeOpenAPIV3Index(states []*backendState) []byte {
+func mergeOpenAPIV3Index(states []*backendState, extra map[string]string) []byte {
 	paths := map[string]map[string]string{}
+	for p, u := range extra {
+		paths[p] = map[string]string{"serverRelativeURL": u}
+	}
 	for _, st := range states {
 		for p, u := range st.caps.openAPIV3 {
 			if _, ok := paths[p]; !ok {

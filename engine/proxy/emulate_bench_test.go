@@ -39,3 +39,21 @@ func BenchmarkEmulation_StreamList(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEmulation_ConvertObject is the emulated GET's work on a ~5 KB
+// object: decode, reverse conversion, encode.
+func BenchmarkEmulation_ConvertObject(b *testing.B) {
+	conv := seedConverter(&testing.T{})
+	em := &emulation{e: &emulator{conv: conv}, t: emulatedTarget{
+		requested: schema.GroupVersion{Group: "myapps.example.com", Version: "v1alpha1"},
+		served:    schema.GroupVersion{Group: "myapps.example.com", Version: "v1beta1"},
+		resource:  "customresources", kind: "Customresource",
+	}}
+	data := []byte(fmt.Sprintf(`{"apiVersion":"myapps.example.com/v1beta1","kind":"Customresource","metadata":{"name":"o-00001","namespace":"get","uid":"0b0e4a2c-1c0e-4f6b-9d7e-6d1b0d3f2a11","resourceVersion":"1001","generation":1,"creationTimestamp":"2026-11-29T18:55:07Z","managedFields":[{"manager":"e2e","operation":"Update","apiVersion":"myapps.example.com/v1beta1","time":"2026-11-29T18:55:07Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{".":{},"f:config":{".":{},"f:requestTimeoutSeconds":{},"f:retries":{}},"f:payload":{},"f:replicas":{},"f:stateManagement":{}}}}]},"spec":{"config":{"requestTimeoutSeconds":30,"retries":3},"payload":%q,"replicas":1,"stateManagement":"stateless"}}`, strings.Repeat("0123456789abcdef", 5000/16)))
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, st := em.convertObjectBytes(context.Background(), data); st != nil {
+			b.Fatal(st)
+		}
+	}
+}

@@ -519,3 +519,39 @@ func TestEmulation_ListWithNullItems(t *testing.T) {
 	}
 	sameJSON(t, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1alpha1","metadata":{"resourceVersion":"3"},"items":null}`, string(body))
 }
+
+func TestEmulation_OpenAPIV3DocumentOfEmulatedVersion(t *testing.T) {
+	doc := []byte(`{"openapi":"3.0.0","paths":{"/apis/myapps.example.com/v1alpha1/namespaces/{namespace}/customresources":{}},"components":{"schemas":{}}}`)
+	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources")
+	_, srv := startProxy(t, Options{Converter: seedConverter(t), OpenAPIV3: map[string][]byte{"apis/myapps.example.com/v1alpha1": doc}}, f)
+	code, _, body := doJSON(t, "GET", srv.URL+"/openapi/v3", "")
+	var index struct {
+		Paths map[string]struct{ ServerRelativeURL string }
+	}
+	if err := json.Unmarshal(body, &index); err != nil || code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	u := index.Paths["apis/myapps.example.com/v1alpha1"].ServerRelativeURL
+	if !strings.HasPrefix(u, "/openapi/v3/apis/myapps.example.com/v1alpha1?hash=") {
+		t.Fatalf("index: %s", body)
+	}
+	code, _, body = doJSON(t, "GET", srv.URL+u, "")
+	if code != 200 || string(body) != string(doc) {
+		t.Errorf("%d %s", code, body)
+	}
+}
+
+func TestOpenAPIV3Path(t *testing.T) {
+	for _, tc := range []struct{ doc, want, err string }{
+		{`{"openapi":"3.0.0","paths":{"/apis/policy/v1beta1/":{},"/apis/policy/v1beta1/poddisruptionbudgets":{}}}`, "apis/policy/v1beta1", ""},
+		{`{"openapi":"3.0.0","paths":{"/api/v1/pods":{}}}`, "api/v1", ""},
+		{`{"openapi":"3.0.0","paths":{"/apis/a/v1/x":{},"/apis/b/v1/y":{}}}`, "", "both"},
+		{`{"swagger":"2.0","paths":{"/api/v1/pods":{}}}`, "", "not an OpenAPI v3"},
+		{`{"openapi":"3.0.0","paths":{"/version":{}}}`, "", "no /api"},
+	} {
+		got, err := OpenAPIV3Path([]byte(tc.doc))
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: got %q, %v; want %q, %q", tc.doc, got, err, tc.want, tc.err)
+		}
+	}
+}

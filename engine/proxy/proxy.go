@@ -72,6 +72,13 @@ type Options struct {
 	// responses to a version a backend does serve (see docs/emulation.md).
 	// Nil means no emulation.
 	Converter *engine.Converter
+	// OpenAPIV3 holds OpenAPI v3 documents of versions that may be emulated,
+	// keyed by their /openapi/v3 path (apis/policy/v1beta1), e.g. from an
+	// older cluster or release ([OpenAPIV3Path] finds the key). A document is
+	// served, and listed in the /openapi/v3 index, while its version is
+	// emulated and no backend lists it. Nil means emulated versions have no
+	// schema (kubectl explain does not know them).
+	OpenAPIV3 map[string][]byte
 }
 
 // Emulator serves requests for a version no backend serves, by converting to

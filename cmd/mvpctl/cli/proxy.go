@@ -14,14 +14,15 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	discoveryclient "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	discoveryclient "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -34,7 +35,9 @@ import (
 type proxyOptions struct {
 	Listen   string   // the proxy's address
 	Backends []string // kube-apiserver URLs; empty: the kubeconfig's server
-	Rules    []string // TransformationRules files or directories (apiRoutingRules)
+	Rules    []string // TransformationRules files or directories (apiRoutingRules, apiMigrationRules)
+	// OpenAPIFrom are OpenAPI v3 documents of emulated versions.
+	OpenAPIFrom []string
 
 	Discover bool // follow the kubernetes EndpointSlices for backends
 
@@ -93,7 +96,8 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Listen, "listen", opts.Listen, "address to serve the Kubernetes API on")
 	f.StringArrayVar(&opts.Backends, "backend", nil, "kube-apiserver URL (repeatable); default: the kubeconfig's server")
-	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory whose apiRoutingRules order the servers (repeatable)")
+	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory: apiRoutingRules order the servers, apiMigrationRules emulate versions no server serves (repeatable)")
+	f.StringSliceVar(&opts.OpenAPIFrom, "openapi-from", nil, "OpenAPI v3 document (file, or directory of *.json) of a version to emulate, e.g. from an older release: served for kubectl explain (repeatable)")
 	f.BoolVar(&opts.Discover, "discover-backends", false, "add the kube-apiservers listed in the default/kubernetes EndpointSlices (read through --kubeconfig), followed every 10s")
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "kubeconfig with the backends' CA and the proxy's credentials")
 	f.StringVar(&opts.Context, "context", "", "kubeconfig context; default: the current one")
@@ -192,6 +196,10 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 			})
 		}
 	}
+	openAPI, err := loadOpenAPIV3(opts.OpenAPIFrom)
+	if err != nil {
+		return inputError(fmt.Errorf("--openapi-from: %w", err))
+	}
 	var clientCA *x509.CertPool
 	if opts.ClientCAFile != "" {
 		if clientCA, err = proxy.LoadCertPool(opts.ClientCAFile); err != nil {
@@ -207,6 +215,7 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 		ImpersonateClientCerts: clientCA != nil,
 		Logger:                 log,
 		Converter:              conv,
+		OpenAPIV3:              openAPI,
 	})
 	if err != nil {
 		return inputError(err)
@@ -377,4 +386,44 @@ func writeProxyKubeconfig(opts proxyOptions, srv *proxy.Server, auth *clientcmda
 	cfg.Contexts["mvpctl-proxy"] = &clientcmdapi.Context{Cluster: "mvpctl-proxy", AuthInfo: "mvpctl-proxy"}
 	cfg.CurrentContext = "mvpctl-proxy"
 	return clientcmd.WriteToFile(*cfg, opts.WriteKubeconfig)
+}
+
+// loadOpenAPIV3 reads OpenAPI v3 documents, one group/version each, keyed
+// by their /openapi/v3 path.
+func loadOpenAPIV3(paths []string) (map[string][]byte, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		matches, err := filepath.Glob(filepath.Join(p, "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, matches...)
+	}
+	out := map[string][]byte{}
+	for _, f := range files {
+		doc, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		key, err := proxy.OpenAPIV3Path(doc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("%s: a second document for %s", f, key)
+		}
+		out[key] = doc
+	}
+	return out, nil
 }
