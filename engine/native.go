@@ -287,17 +287,24 @@ func (st *nativeState) move(op *rules.Op) error {
 		// Simulate the move back on the target side, on a copy of the
 		// containers along t.
 		if simulate {
-			back := pathCopy(st.obj, t)
-			_ = put(back, t, maybe{})
-			prune(back, t, q)
-			if prev.present {
-				_ = put(back, t, prev)
+			// Only the containers below the common parent t[:c] can change,
+			// so the simulation copies from there.
+			base, rt, rq := st.obj, t, q
+			if sub, ok := getpath(st.obj, t[:c]).(map[string]any); ok && c > 0 {
+				base, rt, rq = sub, t[c:], q[c:]
 			}
+			back := pathCopy(base, rt)
+			_ = put(back, rt, maybe{})
+			prune(back, rt, rq)
+			if prev.present {
+				_ = put(back, rt, prev)
+			}
+			off := len(t) - len(rt)
 			for n := c + 1; n < len(t); n++ {
 				if _, isKey := t[n-1].(string); !isKey {
 					continue
 				}
-				if before[n].present != get(back, t[:n]).present {
+				if before[n].present != get(back, rt[:n-off]).present {
 					st.keep(op.Key, rules.ConcretePathString(t[:n]), before[n])
 					break
 				}

@@ -196,6 +196,17 @@ func EqualJSON(a, b any) bool {
 
 // compareNumbers orders two numbers exactly when both are integers.
 func compareNumbers(a, b any) int {
+	// Fast paths: the same literal, or integers that fit in an int64.
+	if an, ok := a.(json.Number); ok {
+		if bn, ok := b.(json.Number); ok && an == bn {
+			return 0
+		}
+	}
+	if ai, ok := smallInt(a); ok {
+		if bi, ok := smallInt(b); ok {
+			return cmpInt64(ai, bi)
+		}
+	}
 	ai, aok := bigInt(a)
 	bi, bok := bigInt(b)
 	if aok && bok {
@@ -207,6 +218,29 @@ func compareNumbers(a, b any) int {
 	case af < bf:
 		return -1
 	case af > bf:
+		return 1
+	}
+	return 0
+}
+
+func smallInt(v any) (int64, bool) {
+	switch v := v.(type) {
+	case int:
+		return int64(v), true
+	case int64:
+		return v, true
+	case json.Number:
+		i, err := strconv.ParseInt(string(v), 10, 64)
+		return i, err == nil
+	}
+	return 0, false
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
 		return 1
 	}
 	return 0
