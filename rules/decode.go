@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -305,7 +306,7 @@ func Parse(file string, data []byte) (*RuleSet, error) {
 		d := &Document{File: file, Index: i, source: lines, values: map[string]pos{}, keys: map[string]pos{}, styles: map[string]yaml.Style{}}
 		d.Rules = &TransformationRules{}
 		dc := &decoder{doc: d, budget: maxNodes, aliasBudget: maxAliasNodes, expanding: map[*yaml.Node]bool{}}
-		dc.decode(root, reflect.ValueOf(d.Rules).Elem(), nil)
+		dc.decode(root, reflect.ValueOf(d.Rules).Elem(), nil, "")
 		errs = append(errs, dc.errs...)
 		rs.Documents = append(rs.Documents, d)
 	}
@@ -393,19 +394,19 @@ var valueType = reflect.TypeOf(Value{})
 // errAlreadyReported stops a conversion whose error the decoder recorded.
 var errAlreadyReported = errors.New("already reported")
 
-// decode fills v from n, recording positions and collecting errors.
-func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path) {
+// decode fills v from n, recording positions and collecting errors. key is
+// fld rendered as field.Path.String() does, built incrementally because
+// rendering every node's path from the root dominates decoding time.
+func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path, key string) {
 	n, leave, ok := dc.enter(n, fld)
 	if !ok {
 		return
 	}
 	defer leave()
-	key := fld.String()
-	if fld == nil {
-		key = ""
-	}
 	dc.doc.values[key] = pos{n.Line, n.Column}
-	dc.doc.styles[key] = n.Style
+	if n.Kind == yaml.ScalarNode {
+		dc.doc.styles[key] = n.Style
+	}
 	if v.Kind() == reflect.Pointer {
 		if isNull(n) {
 			return
@@ -435,6 +436,10 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path) {
 			return
 		}
 		fields := jsonFields(v.Type())
+		prefix := key + "."
+		if key == "" {
+			prefix = ""
+		}
 		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
@@ -457,8 +462,9 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path) {
 				dc.fail(k, field.Forbidden(child, detail))
 				continue
 			}
-			dc.doc.keys[child.String()] = pos{k.Line, k.Column}
-			dc.decode(val, v.Field(idx), child)
+			childKey := prefix + name
+			dc.doc.keys[childKey] = pos{k.Line, k.Column}
+			dc.decode(val, v.Field(idx), child, childKey)
 		}
 	case reflect.Slice:
 		if isNull(n) {
@@ -470,7 +476,7 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path) {
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 		for i, e := range n.Content {
-			dc.decode(e, s.Index(i), fld.Index(i))
+			dc.decode(e, s.Index(i), fld.Index(i), key+"["+strconv.Itoa(i)+"]")
 		}
 		v.Set(s)
 	case reflect.Map:
@@ -490,7 +496,7 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path) {
 				continue
 			}
 			e := reflect.New(v.Type().Elem()).Elem()
-			dc.decode(val, e, child)
+			dc.decode(val, e, child, key+"["+k.Value+"]")
 			m.SetMapIndex(reflect.ValueOf(k.Value), e)
 		}
 		v.Set(m)
@@ -528,9 +534,15 @@ func describe(n *yaml.Node) string {
 	return n.Value
 }
 
+var jsonFieldsCache sync.Map // reflect.Type → map[string]int
+
 // jsonFields maps JSON field names to struct field indexes.
 func jsonFields(t reflect.Type) map[string]int {
+	if m, ok := jsonFieldsCache.Load(t); ok {
+		return m.(map[string]int)
+	}
 	m := map[string]int{}
+	defer jsonFieldsCache.Store(t, m)
 	for i := 0; i < t.NumField(); i++ {
 		tag := t.Field(i).Tag.Get("json")
 		name, _, _ := strings.Cut(tag, ",")
