@@ -54,6 +54,10 @@ type emulation struct {
 // the answer.
 type emulationKey struct{}
 
+// innerKey marks the requests an emulation sends through the proxy: the
+// client's request is counted once, as emulated, not again for each of them.
+type innerKey struct{}
+
 func emulationFrom(ctx context.Context) *emulation {
 	em, _ := ctx.Value(emulationKey{}).(*emulation)
 	return em
@@ -247,7 +251,7 @@ func (em *emulation) serve(w http.ResponseWriter, r *http.Request) {
 
 // innerRequest is the request to the served version, routed like any other.
 func (em *emulation) innerRequest(ctx context.Context, r *http.Request, method, path string, query map[string][]string, body []byte, contentType, accept string) *http.Request {
-	in := r.Clone(ctx)
+	in := r.Clone(context.WithValue(ctx, innerKey{}, true))
 	in.Method = method
 	in.URL.Path, in.URL.RawPath = path, ""
 	in.URL.RawQuery = encodeQuery(query)

@@ -131,7 +131,7 @@ func TestEmulation_DiscoveryListsEmulatedVersionLast(t *testing.T) {
 
 func TestEmulation_GetRewritesURLAndConvertsResponse(t *testing.T) {
 	var gotPath, gotAccept string
-	_, url, _ := emulationProxy(t, func(w http.ResponseWriter, r *http.Request) {
+	p, url, _ := emulationProxy(t, func(w http.ResponseWriter, r *http.Request) {
 		gotPath, gotAccept = r.URL.Path, r.Header.Get("Accept")
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, servedObject)
@@ -153,6 +153,10 @@ func TestEmulation_GetRewritesURLAndConvertsResponse(t *testing.T) {
 	sameJSON(t, clientObject, string(body))
 	if !strings.Contains(string(body), "9223372036854775807") {
 		t.Errorf("int64 not exact: %s", body)
+	}
+	// Counted once, as emulated, under the version the client asked for.
+	if e, l, v := counterValue(t, p, "decision", "emulated"), counterValue(t, p, "decision", "local"), counterValue(t, p, "version", "v1alpha1"); e != 1 || l != 0 || v != 1 {
+		t.Errorf("requests counted: emulated %v, local %v, v1alpha1 %v", e, l, v)
 	}
 }
 

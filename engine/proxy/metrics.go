@@ -113,7 +113,9 @@ func (p *Proxy) observe(rec *recorder, r *http.Request, rt *route) {
 			}
 		}
 	}
-	p.metrics.requests.WithLabelValues(backendName, group, version, resource, verb, strconv.Itoa(code), rt.decision).Inc()
+	if r.Context().Value(innerKey{}) == nil {
+		p.metrics.requests.WithLabelValues(backendName, group, version, resource, verb, strconv.Itoa(code), rt.decision).Inc()
+	}
 	if !rt.sent.IsZero() && !rt.received.IsZero() && !rec.written.IsZero() {
 		over := rt.sent.Sub(rt.start)
 		if rec.written.After(rt.received) {
