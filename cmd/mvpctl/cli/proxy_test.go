@@ -166,3 +166,25 @@ func restTransport(rc *rest.Config) (http.RoundTripper, error) {
 	}
 	return &http.Transport{TLSClientConfig: tc}, nil
 }
+
+func TestLoadOpenAPIV3(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, doc string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(doc), 0o644)
+		return p
+	}
+	a := write("a.json", `{"openapi":"3.0.0","paths":{"/apis/policy/v1beta1/poddisruptionbudgets":{}}}`)
+	got, err := loadOpenAPIV3([]string{a})
+	if err != nil || len(got) != 1 || got["apis/policy/v1beta1"] == nil {
+		t.Fatalf("%v %v", got, err)
+	}
+	write("b.json", `{"openapi":"3.0.0","paths":{"/apis/policy/v1beta1/":{}}}`)
+	if _, err := loadOpenAPIV3([]string{dir}); err == nil || !strings.Contains(err.Error(), "a second document for apis/policy/v1beta1") {
+		t.Errorf("two documents for one version: %v", err)
+	}
+	bad := write("swagger.txt", `{"swagger":"2.0"}`)
+	if _, err := loadOpenAPIV3([]string{bad}); err == nil || !strings.Contains(err.Error(), "swagger.txt") {
+		t.Errorf("a v2 document: %v", err)
+	}
+}
