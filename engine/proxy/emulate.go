@@ -372,10 +372,14 @@ func (em *emulation) requestObject(ctx context.Context, body []byte, contentType
 }
 
 // checkTypeMeta rejects a body of another version or kind, as the
-// apiserver does.
+// apiserver does; a body without them takes the URL's, as in the apiserver.
 func (em *emulation) checkTypeMeta(obj map[string]any) *statusError {
 	av, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
+	if av == "" && kind == "" {
+		av, kind = em.t.requested.String(), em.t.kind
+		obj["apiVersion"], obj["kind"] = av, kind
+	}
 	if av != em.t.requested.String() || kind != em.t.kind {
 		return &statusError{http.StatusBadRequest, metav1.StatusReasonBadRequest,
 			fmt.Sprintf("the body is %s %s; this URL takes %s %s", av, kind, em.t.requested, em.t.kind)}

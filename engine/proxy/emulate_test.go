@@ -195,6 +195,13 @@ func TestEmulation_CreateConvertsBodyForward(t *testing.T) {
 	}
 	sameJSON(t, `{"apiVersion":"myapps.example.com/v1beta1","kind":"Customresource","metadata":{"name":"a","namespace":"ns"},"spec":{"config":{"requestTimeoutSeconds":30},"stateManagement":"stateless"}}`, got)
 	sameJSON(t, in, string(body))
+
+	// Without apiVersion and kind the body takes the URL's, as in the apiserver.
+	code, _, body = doJSON(t, "POST", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources", `{"metadata":{"name":"b"},"spec":{"config":{"legacyTimeout":5}}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("%d %s", code, body)
+	}
+	sameJSON(t, `{"apiVersion":"myapps.example.com/v1beta1","kind":"Customresource","metadata":{"name":"b"},"spec":{"config":{"requestTimeoutSeconds":5}}}`, got)
 }
 
 func TestEmulation_InvalidBodies(t *testing.T) {
@@ -207,6 +214,7 @@ func TestEmulation_InvalidBodies(t *testing.T) {
 	}{
 		{"not JSON", `{"apiVersion":`, 400, "not a JSON object"},
 		{"other version", `{"apiVersion":"myapps.example.com/v1beta1","kind":"Customresource","metadata":{"name":"a"}}`, 400, "this URL takes myapps.example.com/v1alpha1"},
+		{"no kind", `{"apiVersion":"myapps.example.com/v1alpha1","metadata":{"name":"a"}}`, 400, "this URL takes"},
 		{"conversion fails", `{"apiVersion":"myapps.example.com/v1alpha1","kind":"Customresource","metadata":{"name":"a"},"spec":{"config":{"legacyTimeout":"soon"}}}`, 500, "forward"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
