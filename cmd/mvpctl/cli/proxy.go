@@ -180,7 +180,9 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 		for _, d := range rs.Documents {
 			routing = append(routing, d.Rules.Spec.APIRoutingRules...)
 		}
-		compiled, err := rules.Compile(rs, rules.CompileOptions{})
+		// The proxy converts with the native executor: the jq programs are
+		// compiled only if something asks for them.
+		compiled, err := rules.Compile(rs, rules.CompileOptions{Lazy: true})
 		if err != nil {
 			return rulesError(stderr, err)
 		}
