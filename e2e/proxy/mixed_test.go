@@ -304,4 +304,3 @@ func clientCert(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, use
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
-
