@@ -151,6 +151,16 @@ func (d *Document) scalarPos(fld string, text string, offset int) Pos {
 // files are reported together as an [ErrorList]; an unreadable file is an
 // ordinary error.
 func Load(paths ...string) (*RuleSet, error) {
+	sources, err := ReadSources(os.Stdin, paths...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAll(sources...)
+}
+
+// ReadSources reads rules files and directories (see [DataFiles]); "-" is
+// stdin, named <stdin>.
+func ReadSources(stdin io.Reader, paths ...string) ([]Source, error) {
 	var files []string
 	for _, p := range paths {
 		if p == "-" {
@@ -165,31 +175,13 @@ func Load(paths ...string) (*RuleSet, error) {
 			files = append(files, p)
 			continue
 		}
-		var found []string
-		err = filepath.WalkDir(p, func(path string, de fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			// Hidden entries are skipped: a ConfigMap volume holds every file
-			// twice, once in a ..<timestamp> directory behind the symlinks.
-			if path != p && strings.HasPrefix(de.Name(), ".") {
-				if de.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !de.IsDir() && isRulesFileName(path) {
-				found = append(found, path)
-			}
-			return nil
-		})
+		found, err := DataFiles(p)
 		if err != nil {
 			return nil, err
 		}
 		if len(found) == 0 {
 			return nil, fmt.Errorf("%s: no *.yaml, *.yml or *.json files", p)
 		}
-		sort.Strings(found)
 		files = append(files, found...)
 	}
 	var sources []Source
@@ -197,7 +189,8 @@ func Load(paths ...string) (*RuleSet, error) {
 		var data []byte
 		var err error
 		if f == "-" {
-			data, err = io.ReadAll(os.Stdin)
+			data, err = io.ReadAll(stdin)
+			f = "<stdin>"
 		} else {
 			data, err = os.ReadFile(f)
 		}
@@ -206,7 +199,31 @@ func Load(paths ...string) (*RuleSet, error) {
 		}
 		sources = append(sources, Source{Name: f, Data: data})
 	}
-	return ParseAll(sources...)
+	return sources, nil
+}
+
+// DataFiles lists the *.yaml, *.yml and *.json files under dir, sorted.
+// Hidden entries are skipped: a ConfigMap volume holds every file twice,
+// once in a ..<timestamp> directory behind the symlinks.
+func DataFiles(dir string) ([]string, error) {
+	var found []string
+	err := filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != dir && strings.HasPrefix(de.Name(), ".") {
+			if de.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !de.IsDir() && isRulesFileName(path) {
+			found = append(found, path)
+		}
+		return nil
+	})
+	sort.Strings(found)
+	return found, err
 }
 
 // Source is the content of one rules file.

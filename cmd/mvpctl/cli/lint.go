@@ -4,11 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -105,7 +101,7 @@ func runLint(ctx context.Context, stdin io.Reader, stdout io.Writer, args []stri
 			return usageErrorf("--disable: unknown check %q (see docs/lint.md)", id)
 		}
 	}
-	sources, err := readRuleSources(stdin, args)
+	sources, err := rules.ReadSources(stdin, args...)
 	if err != nil {
 		return inputError(err)
 	}
@@ -129,69 +125,6 @@ func runLint(ctx context.Context, stdin io.Reader, stdout io.Writer, args []stri
 		return &silentError{code: exitFailure}
 	}
 	return nil
-}
-
-// readRuleSources reads rules files and directories the way rules.Load
-// does: every *.yaml, *.yml and *.json file of a directory, sorted; "-" is
-// standard input.
-func readRuleSources(stdin io.Reader, args []string) ([]rules.Source, error) {
-	var files []string
-	for _, p := range args {
-		if p == "-" {
-			files = append(files, p)
-			continue
-		}
-		info, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		found, err := dataFiles(p)
-		if err != nil {
-			return nil, err
-		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("%s: no *.yaml, *.yml or *.json files", p)
-		}
-		files = append(files, found...)
-	}
-	var out []rules.Source
-	for _, f := range files {
-		var data []byte
-		var err error
-		if f == "-" {
-			data, err = io.ReadAll(stdin)
-			f = "<stdin>"
-		} else {
-			data, err = os.ReadFile(f)
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rules.Source{Name: f, Data: data})
-	}
-	return out, nil
-}
-
-func dataFiles(dir string) ([]string, error) {
-	var found []string
-	err := filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		switch strings.ToLower(filepath.Ext(path)) {
-		case ".yaml", ".yml", ".json":
-			if !de.IsDir() {
-				found = append(found, path)
-			}
-		}
-		return nil
-	})
-	sort.Strings(found)
-	return found, err
 }
 
 // loadSchemas loads the two dumps in parallel; either may be empty.
@@ -223,7 +156,7 @@ func readExamples(dir string) ([]lint.Example, error) {
 	}
 	files := []string{dir}
 	if info.IsDir() {
-		if files, err = dataFiles(dir); err != nil {
+		if files, err = rules.DataFiles(dir); err != nil {
 			return nil, err
 		}
 	}
