@@ -21,8 +21,8 @@ func newVersionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, c := version, commit
-			if info, ok := debug.ReadBuildInfo(); ok && v == "" {
-				v = info.Main.Version
+			if info, ok := debug.ReadBuildInfo(); ok && v == "" && info.Main.Version != "(devel)" {
+				v = info.Main.Version // set by go install module@version
 			}
 			if v == "" {
 				v = "dev"
