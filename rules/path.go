@@ -49,15 +49,6 @@ func ParsePath(s string) (Path, error) {
 	return p.parse()
 }
 
-// MustParsePath is ParsePath for paths known to be valid; it panics otherwise.
-func MustParsePath(s string) Path {
-	p, err := ParsePath(s)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
-
 type pathParser struct {
 	s   string
 	pos int

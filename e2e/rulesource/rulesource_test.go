@@ -31,38 +31,8 @@ func TestMain(m *testing.M) { framework.Main(m) }
 
 const serverVersion = "v1.36.3"
 
-var (
-	buildOnce sync.Once
-	mvpctlBin string
-	buildErr  error
-)
-
-// mvpctl builds the mvpctl binary of this checkout once per test binary.
-func mvpctl(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		root, err := filepath.Abs("../..")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "mvpctl-e2e-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		mvpctlBin = filepath.Join(dir, "mvpctl")
-		cmd := exec.Command("go", "build", "-o", mvpctlBin, "./cmd/mvpctl")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/mvpctl: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return mvpctlBin
-}
+// mvpctl is the mvpctl binary of this checkout, built once.
+func mvpctl(t *testing.T) string { return framework.Mvpctl(t) }
 
 func kubectlPath(t *testing.T) string {
 	t.Helper()
