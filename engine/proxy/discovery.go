@@ -42,8 +42,11 @@ type discoveryUnion struct {
 	legacy             map[string][]byte // legacy /api/v1, /apis/<g>, /apis/<g>/<v>
 	legacyVersions     []string          // versions of the core group
 	openAPIV3          []byte            // /openapi/v3 index
-	// emulated maps each group/version/resource the rules can emulate to
-	// its served version (nil without a converter).
+	// rules are the rules the union was built with; emulated maps each
+	// group/version/resource they can emulate to its served version (nil
+	// without a converter). Emulation uses both, so that what discovery
+	// shows and what is converted come from the same rules.
+	rules    *activeRules
 	emulated map[gvr]emulatedTarget
 }
 
@@ -219,9 +222,10 @@ func (p *Proxy) buildUnion() *discoveryUnion {
 		lists = append(lists, st.caps.groups)
 	}
 	merged := mergeGroups(lists)
+	ar := p.rules.Load()
 	var emulated map[gvr]emulatedTarget
-	if p.emu != nil {
-		emulated = p.emu.emulatedTargets(merged)
+	if ar.emu != nil {
+		emulated = ar.emu.emulatedTargets(merged)
 		merged = addEmulated(merged, emulated)
 	}
 	var core, apis apidiscoveryv2.APIGroupDiscoveryList
@@ -234,7 +238,7 @@ func (p *Proxy) buildUnion() *discoveryUnion {
 			apis.Items = append(apis.Items, g)
 		}
 	}
-	u := &discoveryUnion{legacy: map[string][]byte{}, emulated: emulated}
+	u := &discoveryUnion{legacy: map[string][]byte{}, rules: ar, emulated: emulated}
 	u.core, _ = json.Marshal(core)
 	u.apis, _ = json.Marshal(apis)
 	u.coreETag, u.apisETag = etagOf(u.core), etagOf(u.apis)

@@ -43,7 +43,7 @@
 //
 // # Version emulation
 //
-// With [Options.Converter], a request for a group/version/resource that no
+// With a converter ([Options.Converter], [Proxy.SetRules]), a request for a group/version/resource that no
 // ready backend serves, and that the migration rules lead to a version a
 // ready backend does serve, is emulated: its URL is rewritten to the served
 // version, create and update bodies are converted forward, merge, strategic
@@ -52,6 +52,5 @@
 // forward, and answers are converted back (objects whole, lists and Tables
 // item by item, watches event by event, Status untouched). Discovery lists
 // each emulated version as its group's least preferred one. Emulated paths
-// speak JSON only. docs/emulation.md has the details; another [Emulator]
-// can be plugged in instead.
+// speak JSON only. docs/emulation.md has the details.
 package proxy

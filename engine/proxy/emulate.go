@@ -34,7 +34,7 @@ type emulatedTarget struct {
 	listed bool
 }
 
-// emulator is the [Emulator] built from [Options.Converter]: it serves a
+// emulator is built from a [Rules.Converter]: it serves a
 // version no ready backend serves by rewriting the request to the nearest
 // served version the rules lead to and converting the bodies both ways.
 type emulator struct {
@@ -179,18 +179,19 @@ func findResource(groups []apidiscoveryv2.APIGroupDiscovery, gv schema.GroupVers
 	return nil
 }
 
-// Emulate serves a request for a version no ready backend serves when the
-// rules lead from it to one that a ready backend serves.
-func (e *emulator) Emulate(w http.ResponseWriter, r *http.Request, info *request.RequestInfo) bool {
-	u := e.p.discoveryUnion()
-	if u == nil {
+// emulate serves a request for a version no ready backend serves when the
+// rules lead from it to one that a ready backend serves. It reports false,
+// having written nothing, when they do not.
+func (p *Proxy) emulate(w http.ResponseWriter, r *http.Request, info *request.RequestInfo) bool {
+	u := p.discoveryUnion()
+	if u == nil || u.rules.emu == nil {
 		return false
 	}
 	t, ok := u.emulated[gvr{info.APIGroup, info.APIVersion, info.Resource}]
-	if !ok || !e.p.Serves(t.served.Group, t.served.Version, t.resource) {
+	if !ok || !p.Serves(t.served.Group, t.served.Version, t.resource) {
 		return false
 	}
-	em := &emulation{e: e, t: t, info: info}
+	em := &emulation{e: u.rules.emu, t: t, info: info}
 	em.serve(w, r)
 	return true
 }
@@ -510,9 +511,6 @@ func (p *Proxy) ResourceFor(gvk schema.GroupVersionKind) (string, bool) {
 
 // emulates reports whether the rules can emulate key.
 func (p *Proxy) emulates(key gvr) bool {
-	if p.emu == nil {
-		return false
-	}
 	u := p.discoveryUnion()
 	if u == nil {
 		return false

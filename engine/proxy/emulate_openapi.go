@@ -66,7 +66,7 @@ func (p *Proxy) emulatedOpenAPIV3(emulated map[gvr]emulatedTarget) map[string]st
 // version's document.
 func (p *Proxy) serveEmulatedOpenAPIV3(w http.ResponseWriter, r *http.Request, path string) bool {
 	doc, ok := p.opts.OpenAPIV3[path]
-	if !ok || p.emu == nil {
+	if !ok {
 		return false
 	}
 	u := p.discoveryUnion()

@@ -27,7 +27,8 @@ type fakeAPIServer struct {
 	name       string
 	gitVersion string
 	legacyOnly bool
-	openAPIV2  string // the /openapi/v2 document; empty: the path is recorded like others
+	openAPIV2  string            // the /openapi/v2 document; empty: the path is recorded like others
+	kinds      map[string]string // resource -> kind in discovery; unset: derived from the name
 
 	mu      sync.Mutex
 	served  []string // "apps/v1/deployments", "v1/configmaps", "v1/pods/log"
@@ -208,7 +209,7 @@ func (f *fakeAPIServer) servedKeys() []gvr {
 		case 2:
 			out = append(out, gvr{"", parts[0], parts[1]})
 		case 3:
-			if strings.Contains(parts[0], ".") || parts[0] == "apps" || parts[0] == "batch" {
+			if strings.Contains(parts[0], ".") || parts[0] == "apps" || parts[0] == "batch" || parts[0] == "policy" || parts[0] == "autoscaling" {
 				out = append(out, gvr{parts[0], parts[1], parts[2]})
 			} else {
 				out = append(out, gvr{"", parts[0], parts[1] + "/" + parts[2]})
@@ -253,7 +254,10 @@ func (f *fakeAPIServer) groups() []apidiscoveryv2.APIGroupDiscovery {
 			}
 			continue
 		}
-		kind := strings.ToUpper(res[:1]) + strings.TrimSuffix(res[1:], "s")
+		kind := f.kinds[res]
+		if kind == "" {
+			kind = strings.ToUpper(res[:1]) + strings.TrimSuffix(res[1:], "s")
+		}
 		v.Resources = append(v.Resources, apidiscoveryv2.APIResourceDiscovery{
 			Resource: res, Scope: apidiscoveryv2.ScopeNamespace, SingularResource: strings.TrimSuffix(res, "s"),
 			ResponseKind: &metav1.GroupVersionKind{Group: k.group, Version: k.version, Kind: kind},

@@ -63,14 +63,11 @@ type Options struct {
 	// Registry receives the proxy's metrics. Nil means a private registry,
 	// still served by [Proxy.MetricsHandler].
 	Registry *prometheus.Registry
-	// Emulator is offered requests for a group/version/resource that no
-	// backend has ever served. Nil means such requests go to any ready backend
-	// (which answers 404 unless discovery is behind, e.g. for a new CRD).
-	Emulator Emulator
-	// Converter, when Emulator is nil, serves the API versions of its
-	// migration rules that no ready backend serves, converting requests and
-	// responses to a version a backend does serve (see docs/emulation.md).
-	// Nil means no emulation.
+	// Converter serves the API versions of its migration rules that no ready
+	// backend serves, converting requests and responses to a version a
+	// backend does serve (see docs/emulation.md). Nil means no emulation.
+	// RoutingRules and Converter are the initial [Rules]; [Proxy.SetRules]
+	// replaces them.
 	Converter *engine.Converter
 	// OpenAPIV3 holds OpenAPI v3 documents of versions that may be emulated,
 	// keyed by their /openapi/v3 path (apis/policy/v1beta1), e.g. from an
@@ -81,14 +78,22 @@ type Options struct {
 	OpenAPIV3 map[string][]byte
 }
 
-// Emulator serves requests for a version no backend serves, by converting to
-// one that a backend does serve (the version-emulation feature plugs in here).
-// It typically rewrites the request to a served version, passes it back to
-// [Proxy.ServeHTTP] and converts the response on the way out.
-type Emulator interface {
-	// Emulate reports false, having written nothing, when it cannot serve the
-	// request.
-	Emulate(w http.ResponseWriter, r *http.Request, info *request.RequestInfo) bool
+// Rules are what the proxy takes from a rule set: the apiRoutingRules and
+// the converter of the migration rules. [Proxy.SetRules] replaces both at
+// once, so that a request never routes by one set and converts by another.
+type Rules struct {
+	// Routing orders the candidates for a request (apiRoutingRules).
+	Routing []rules.RoutingRule
+	// Converter emulates the versions its migration rules lead from; nil
+	// means no emulation.
+	Converter *engine.Converter
+}
+
+// activeRules is one [Rules] ready for use. A request loads it once and
+// keeps it to the end: a reload never changes the rules under a request.
+type activeRules struct {
+	routing []compiledRule
+	emu     *emulator // nil without a converter
 }
 
 // Proxy routes Kubernetes API requests to the kube-apiservers that serve
@@ -97,14 +102,13 @@ type Proxy struct {
 	opts    Options
 	log     *slog.Logger
 	set     atomic.Pointer[[]*backend] // the backends; replaced as a whole
-	rules   []compiledRule
+	rules   atomic.Pointer[activeRules]
 	infos   *request.RequestInfoFactory
 	rp      *httputil.ReverseProxy
 	metrics *metrics
 	rr      atomic.Uint64
 	started time.Time
 
-	emu       *emulator // built from Options.Converter; nil without one
 	disc      discoveryCache
 	openAPIV2 openAPIV2Cache
 
@@ -159,22 +163,14 @@ func New(opts Options) (*Proxy, error) {
 	if err := p.SetBackends(opts.Backends); err != nil {
 		return nil, err
 	}
-	for i, r := range opts.RoutingRules {
-		pat, err := ParseVersionPattern(r.PreferAPIServerVersion)
-		if err != nil {
-			return nil, fmt.Errorf("apiRoutingRules[%d].preferApiServerVersion: %w", i, err)
-		}
-		p.rules = append(p.rules, compiledRule{rule: r, pattern: pat})
+	if err := p.SetRules(Rules{Routing: opts.RoutingRules, Converter: opts.Converter}); err != nil {
+		return nil, err
 	}
 	m, err := newMetrics(opts.Registry, p)
 	if err != nil {
 		return nil, err
 	}
 	p.metrics = m
-	if opts.Emulator == nil && opts.Converter != nil {
-		p.emu = &emulator{p: p, conv: opts.Converter}
-		p.opts.Emulator = p.emu
-	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:   p.rewrite,
 		Transport: &routingTransport{p: p},
@@ -275,6 +271,28 @@ func (p *Proxy) SetBackends(cfgs []Backend) error {
 	return nil
 }
 
+// SetRules replaces the routing rules and the converter, e.g. when the
+// rules files or TransformationRules objects change. Requests already
+// running finish with the rules they started with; discovery shows the new
+// set's emulated versions from the next request on. Rules that do not
+// validate leave the active ones in place.
+func (p *Proxy) SetRules(r Rules) error {
+	ar := &activeRules{}
+	for i, rr := range r.Routing {
+		pat, err := ParseVersionPattern(rr.PreferAPIServerVersion)
+		if err != nil {
+			return fmt.Errorf("apiRoutingRules[%d].preferApiServerVersion: %w", i, err)
+		}
+		ar.routing = append(ar.routing, compiledRule{rule: rr, pattern: pat})
+	}
+	if r.Converter != nil {
+		ar.emu = &emulator{p: p, conv: r.Converter}
+	}
+	p.rules.Store(ar)
+	p.disc.invalidate()
+	return nil
+}
+
 // WaitReady waits until at least one backend is ready, or ctx ends.
 func (p *Proxy) WaitReady(ctx context.Context) error {
 	t := time.NewTicker(20 * time.Millisecond)
@@ -294,7 +312,7 @@ func (p *Proxy) WaitReady(ctx context.Context) error {
 }
 
 // Serves reports whether a ready backend serves the group/version/resource
-// (resource may be "pods/log"). An [Emulator] uses it to pick a target version.
+// (resource may be "pods/log"). Emulation uses it to pick a target version.
 func (p *Proxy) Serves(group, version, resource string) bool {
 	k := gvr{group, version, resource}
 	for _, b := range p.list() {
@@ -342,7 +360,7 @@ const (
 	decisionRetried     = "retried"     // a first backend could not be reached; sent to another
 	decisionUnavailable = "unavailable" // 503: no ready backend serves it
 	decisionProxy       = "proxy"       // answered by the proxy itself (discovery, errors)
-	decisionEmulated    = "emulated"    // handed to the Emulator
+	decisionEmulated    = "emulated"    // converted to and from a served version
 )
 
 // ServeHTTP routes one request.
@@ -361,6 +379,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.decision = decisionProxy
 		writeStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
 			fmt.Sprintf("the request body is %d bytes, larger than the limit of %d", r.ContentLength, p.opts.MaxRequestBodyBytes), 0)
+		return
+	}
+	if p.serveHealth(w, r) {
+		rt.decision = decisionProxy
 		return
 	}
 	info, err := p.infos.NewRequestInfo(r)
@@ -388,14 +410,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rt.key.resource += "/" + info.Subresource
 		}
 	}
-	cands, decision, known := p.candidates(rt.key, info, r)
+	ar := p.rules.Load()
+	cands, decision, known := p.candidates(ar, rt.key, info, r)
 	rt.candidates, rt.decision, rt.known = cands, decision, known
-	// A version no ready backend serves is offered to the Emulator: one
-	// nobody lists, and (with a converter) one whose servers are all down,
-	// such as the last old server of a rolling upgrade. The emulator only
-	// takes requests the rules lead to a version a ready backend serves.
-	if info.IsResourceRequest && p.opts.Emulator != nil && (!known || len(cands) == 0 && p.emu != nil) &&
-		p.opts.Emulator.Emulate(w, r, info) {
+	// A version no ready backend serves is emulated when the rules lead from
+	// it to a version a ready backend serves: one nobody lists, and one whose
+	// servers are all down, such as the last old server of a rolling upgrade.
+	if info.IsResourceRequest && (!known || len(cands) == 0) && p.emulate(w, r, info) {
 		rt.decision = decisionEmulated
 		return
 	}

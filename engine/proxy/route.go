@@ -13,7 +13,7 @@ import (
 // whether any backend, ready or not, has listed key in its discovery; a
 // request nobody knows is sent to any ready backend, because the capability
 // map may simply be behind (a CRD created a moment ago).
-func (p *Proxy) candidates(key gvr, info *request.RequestInfo, r *http.Request) (cands []*backend, decision string, known bool) {
+func (p *Proxy) candidates(ar *activeRules, key gvr, info *request.RequestInfo, r *http.Request) (cands []*backend, decision string, known bool) {
 	decision = decisionLocal
 	if !info.IsResourceRequest {
 		cands = p.readyBackends(nil)
@@ -47,7 +47,7 @@ func (p *Proxy) candidates(key gvr, info *request.RequestInfo, r *http.Request) 
 	if len(cands) < len(ready) {
 		decision = decisionRerouted
 	}
-	rule := p.matchRule(info)
+	rule := ar.match(info)
 	if rule != nil && p.order(cands, rule) && decision == decisionLocal {
 		decision = decisionRerouted
 	}
@@ -141,11 +141,11 @@ func openAPIV3Backends(cands []*backend, doc, requestURI string) []*backend {
 	return append(exact, other...)
 }
 
-// matchRule returns the first apiRoutingRule for the request's group,
+// match returns the first apiRoutingRule for the request's group,
 // resource and version.
-func (p *Proxy) matchRule(info *request.RequestInfo) *compiledRule {
-	for i := range p.rules {
-		r := &p.rules[i].rule
+func (ar *activeRules) match(info *request.RequestInfo) *compiledRule {
+	for i := range ar.routing {
+		r := &ar.routing[i].rule
 		if r.APIGroup != info.APIGroup {
 			continue
 		}
@@ -155,7 +155,7 @@ func (p *Proxy) matchRule(info *request.RequestInfo) *compiledRule {
 		if r.ClientVersion != "" && r.ClientVersion != info.APIVersion {
 			continue
 		}
-		return &p.rules[i]
+		return &ar.routing[i]
 	}
 	return nil
 }

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	discoveryclient "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -29,13 +28,16 @@ import (
 
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/engine/proxy"
+	"github.com/mvpctl/mvpctl/engine/rulesource"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
 type proxyOptions struct {
 	Listen   string   // the proxy's address
 	Backends []string // kube-apiserver URLs; empty: the kubeconfig's server
-	Rules    []string // TransformationRules files or directories (apiRoutingRules, apiMigrationRules)
+	Rules    []string // TransformationRules files or directories (apiRoutingRules, apiMigrationRules), watched
+	// RulesFromCluster adds the cluster's TransformationRules objects.
+	RulesFromCluster bool
 	// OpenAPIFrom are OpenAPI v3 documents of emulated versions.
 	OpenAPIFrom []string
 
@@ -68,7 +70,7 @@ type proxyOptions struct {
 func newProxyCmd() *cobra.Command {
 	opts := proxyOptions{Listen: "127.0.0.1:6443", LogFormat: "text", LogLevel: "info"}
 	cmd := &cobra.Command{
-		Use:   "proxy --backend URL... [--kubeconfig FILE] [--rules RULES]",
+		Use:   "proxy --backend URL... [--kubeconfig FILE] [--rules RULES] [--rules-from-cluster]",
 		Short: "Serve several kube-apiservers of different versions as one cluster",
 		Long: `Serve several kube-apiservers of different versions as one cluster.
 
@@ -77,6 +79,12 @@ resource (apiRoutingRules in --rules order the candidates); discovery and
 OpenAPI are the union of the servers'. A request that could not reach a
 server is sent to another one; when no ready server serves a resource that
 one of them served, the answer is 503 with Retry-After, never 404.
+
+Rules come from --rules files and directories, which are watched, and with
+--rules-from-cluster from the cluster's TransformationRules objects. A change
+is validated and compiled first and then replaces the active rules at once:
+requests in flight finish with the old ones; rules that do not validate are
+rejected (the object's status says why) and the active ones stay.
 
 The backends' CA and the proxy's own credentials come from --kubeconfig (or
 the flags). Clients' bearer tokens pass through unchanged; client
@@ -96,7 +104,8 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Listen, "listen", opts.Listen, "address to serve the Kubernetes API on")
 	f.StringArrayVar(&opts.Backends, "backend", nil, "kube-apiserver URL (repeatable); default: the kubeconfig's server")
-	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory: apiRoutingRules order the servers, apiMigrationRules emulate versions no server serves (repeatable)")
+	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory, watched for changes: apiRoutingRules order the servers, apiMigrationRules emulate versions no server serves (repeatable)")
+	f.BoolVar(&opts.RulesFromCluster, "rules-from-cluster", false, "also take the cluster's TransformationRules objects (read through --kubeconfig), and write their status")
 	f.StringSliceVar(&opts.OpenAPIFrom, "openapi-from", nil, "OpenAPI v3 document (file, or directory of *.json) of a version to emulate, e.g. from an older release: served for kubectl explain (repeatable)")
 	f.BoolVar(&opts.Discover, "discover-backends", false, "add the kube-apiservers listed in the default/kubernetes EndpointSlices (read through --kubeconfig), followed every 10s")
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "kubeconfig with the backends' CA and the proxy's credentials")
@@ -168,36 +177,6 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 		}
 		backends = append(backends, proxy.Backend{URL: u, TLS: backendTLS, BearerToken: token})
 	}
-	var routing []rules.RoutingRule
-	var conv *engine.Converter
-	// p resolves kinds to resources for the converter once it exists.
-	var p *proxy.Proxy
-	if len(opts.Rules) > 0 {
-		rs, err := rules.Load(opts.Rules...)
-		if err != nil {
-			return rulesError(stderr, err)
-		}
-		for _, d := range rs.Documents {
-			routing = append(routing, d.Rules.Spec.APIRoutingRules...)
-		}
-		// The proxy converts with the native executor: the jq programs are
-		// compiled only if something asks for them.
-		compiled, err := rules.Compile(rs, rules.CompileOptions{Lazy: true})
-		if err != nil {
-			return rulesError(stderr, err)
-		}
-		if len(compiled) > 0 {
-			conv = engine.NewConverter(compiled, engine.Options{
-				Resolver: func(gvk schema.GroupVersionKind) (string, bool) {
-					if p == nil {
-						return "", false
-					}
-					return p.ResourceFor(gvk)
-				},
-				Warn: func(msg string) { log.Debug("emulation: " + msg) },
-			})
-		}
-	}
 	openAPI, err := loadOpenAPIV3(opts.OpenAPIFrom)
 	if err != nil {
 		return inputError(fmt.Errorf("--openapi-from: %w", err))
@@ -208,19 +187,22 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 			return inputError(fmt.Errorf("--client-ca-file: %w", err))
 		}
 	}
-	p, err = proxy.New(proxy.Options{
+	p, err := proxy.New(proxy.Options{
 		Backends:               backends,
-		RoutingRules:           routing,
 		RefreshInterval:        opts.RefreshInterval,
 		HealthInterval:         opts.HealthInterval,
 		MaxRequestBodyBytes:    opts.MaxBodyBytes,
 		ImpersonateClientCerts: clientCA != nil,
 		Logger:                 log,
-		Converter:              conv,
 		OpenAPIV3:              openAPI,
 	})
 	if err != nil {
 		return inputError(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := followRules(ctx, stderr, log, p, opts, restConfig); err != nil {
+		return err
 	}
 	srv, err := proxy.NewServer(p, proxy.ServeOptions{
 		Listen:            opts.Listen,
@@ -238,8 +220,6 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 			return failure(fmt.Errorf("--write-kubeconfig: %w", err))
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	p.Run(ctx)
 	if endpointSlices != nil {
 		var static []proxy.Backend
@@ -271,7 +251,7 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 		go func() { <-ctx.Done(); msrv.Close() }()
 		log.Info("serving metrics", "address", mln.Addr().String())
 	}
-	log.Info("serving the Kubernetes API", "address", srv.Addr().String(), "backends", len(backends), "routingRules", len(routing))
+	log.Info("serving the Kubernetes API", "address", srv.Addr().String(), "backends", len(backends))
 	go func() { errc <- srv.Serve(ctx) }()
 	select {
 	case <-ctx.Done():
@@ -283,6 +263,56 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 	case err := <-errc:
 		return failure(err)
 	}
+}
+
+// followRules loads the rules and keeps the proxy on the latest good set:
+// the rules files (watched) and, with --rules-from-cluster, the cluster's
+// TransformationRules objects. Rules that do not load at start-up are an
+// error; later bad changes are rejected by the source and never reach p.
+func followRules(ctx context.Context, stderr io.Writer, log *slog.Logger, p *proxy.Proxy, opts proxyOptions, restConfig *rest.Config) error {
+	if len(opts.Rules) == 0 && !opts.RulesFromCluster {
+		return nil
+	}
+	var cluster *rest.Config
+	if opts.RulesFromCluster {
+		if restConfig.Host == "" {
+			return usageErrorf("--rules-from-cluster reads the cluster through --kubeconfig")
+		}
+		cluster = restConfig
+	}
+	host, _ := os.Hostname()
+	src, err := startRuleSource(ctx, stderr, rulesource.Options{
+		Files:     opts.Rules,
+		Component: "mvpctl-proxy",
+		Host:      host,
+		Logger:    log,
+		// The proxy converts with the native executor: the jq programs are
+		// compiled only if something asks for them.
+		Compile: rules.CompileOptions{Lazy: true},
+		Converter: engine.Options{
+			Resolver: p.ResourceFor,
+			Warn:     func(msg string) { log.Debug("emulation: " + msg) },
+		},
+	}, cluster)
+	if err != nil {
+		return err
+	}
+	var subscribeErr error
+	src.Subscribe(func(set *rulesource.Set) {
+		err := p.SetRules(proxy.Rules{Routing: set.RoutingRules, Converter: set.Converter})
+		if err != nil {
+			// The source validates preferApiServerVersion as the proxy
+			// does, so this is not expected; keep the active rules.
+			log.Error("rules not applied; the previous rules stay active", "revision", set.Revision, "error", err.Error())
+			if set.Revision == 1 {
+				subscribeErr = err
+			}
+		}
+	})
+	if subscribeErr != nil {
+		return inputError(subscribeErr)
+	}
+	return nil
 }
 
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {

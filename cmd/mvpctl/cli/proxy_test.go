@@ -41,6 +41,8 @@ spec:
 		{"bad log level", []string{"proxy", "--backend", "https://127.0.0.1:1", "--log-level", "chatty"}, "--log-level"},
 		{"half a client cert", []string{"proxy", "--backend", "https://127.0.0.1:1", "--client-certificate", "c.pem"}, "go together"},
 		{"bad version pattern", []string{"proxy", "--backend", "https://127.0.0.1:1", "--rules", badRules}, "preferApiServerVersion"},
+		{"unreadable rules file", []string{"proxy", "--backend", "https://127.0.0.1:1", "--rules", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{"rules from cluster without kubeconfig", []string{"proxy", "--backend", "https://127.0.0.1:1", "--rules-from-cluster"}, "--rules-from-cluster reads the cluster through --kubeconfig"},
 		{"self-signed off loopback", []string{"proxy", "--backend", "https://127.0.0.1:1", "--listen", "0.0.0.0:0"}, "needs a serving certificate"},
 	}
 	for _, tt := range tests {

@@ -17,7 +17,14 @@ import (
 // process exit code: 0 ok, 1 a conversion, test or check failed, 2 usage or
 // input error.
 func Run(args []string, stdout, stderr io.Writer) int {
-	return runWithIn(args, os.Stdin, stdout, stderr)
+	code := runWithIn(args, os.Stdin, stdout, stderr)
+	if code == 0 {
+		if err := checkGoroutineLeaks(); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", programName(args), err)
+			return exitCode(err)
+		}
+	}
+	return code
 }
 
 func runWithIn(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

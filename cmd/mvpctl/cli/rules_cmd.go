@@ -3,10 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -26,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mvpctl/mvpctl/engine/rulesource"
@@ -432,29 +430,16 @@ func runRulesWatch(ctx context.Context, stdout, stderr io.Writer, flags *generic
 		Host:      opts.Host,
 		Logger:    slog.New(slog.NewJSONHandler(stderr, nil)),
 	}
+	var cluster *rest.Config
 	if opts.FromCluster {
-		cfg, err := flags.ToRESTConfig()
-		if err != nil {
+		var err error
+		if cluster, err = flags.ToRESTConfig(); err != nil {
 			return inputError(err)
 		}
-		cfg.UserAgent = "mvpctl"
-		if sopts.Cluster, err = dynamic.NewForConfig(cfg); err != nil {
-			return inputError(err)
-		}
-		kc, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return inputError(err)
-		}
-		sopts.Events = kc.CoreV1()
 	}
-	src, err := rulesource.Start(ctx, sopts)
+	src, err := startRuleSource(ctx, stderr, sopts, cluster)
 	if err != nil {
-		var el rules.ErrorList
-		var pe *fs.PathError
-		if errors.As(err, &el) || errors.As(err, &pe) || !opts.FromCluster {
-			return rulesError(stderr, err)
-		}
-		return failure(err)
+		return err
 	}
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/mvpctl/mvpctl/engine/rulesource"
+	"github.com/mvpctl/mvpctl/rules"
+)
+
+// startRuleSource starts watching rules files and, with a cluster config,
+// TransformationRules objects, as `mvpctl proxy` and `mvpctl rules watch`
+// both do. Bad rules files are a usage error (exit 2) with positions on
+// stderr; a cluster that cannot be read is a failure (exit 1).
+func startRuleSource(ctx context.Context, stderr io.Writer, opts rulesource.Options, cluster *rest.Config) (*rulesource.Source, error) {
+	if cluster != nil {
+		cfg := rest.CopyConfig(cluster)
+		cfg.UserAgent = "mvpctl"
+		var err error
+		if opts.Cluster, err = dynamic.NewForConfig(cfg); err != nil {
+			return nil, inputError(err)
+		}
+		kc, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, inputError(err)
+		}
+		opts.Events = kc.CoreV1()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	}
+	src, err := rulesource.Start(ctx, opts)
+	if err != nil {
+		var el rules.ErrorList
+		var pe *fs.PathError
+		if errors.As(err, &el) || errors.As(err, &pe) || cluster == nil {
+			return nil, rulesError(stderr, err)
+		}
+		return nil, failure(err)
+	}
+	return src, nil
+}

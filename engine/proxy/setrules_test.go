@@ -1,0 +1,199 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/rules"
+)
+
+// get returns the status and body of a GET through the proxy.
+func get(t *testing.T, url string, header ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func servedObjectHandler(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, servedObject)
+}
+
+func TestSetRules_EmulationFollowsTheRules(t *testing.T) {
+	p, url, _ := emulationProxy(t, servedObjectHandler)
+	obj := url + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
+	emulatedInDiscovery := func() bool {
+		_, body := get(t, url+"/apis/myapps.example.com")
+		return strings.Contains(body, `"v1alpha1"`)
+	}
+	if code, body := get(t, obj); code != http.StatusOK || !strings.Contains(body, `"legacyTimeout":30`) {
+		t.Fatalf("with the seed rules: %d %s", code, body)
+	}
+	if !emulatedInDiscovery() {
+		t.Fatal("discovery does not list the emulated v1alpha1")
+	}
+
+	if err := p.SetRules(Rules{}); err != nil {
+		t.Fatal(err)
+	}
+	if emulatedInDiscovery() {
+		t.Error("discovery still lists v1alpha1 after the rules were removed")
+	}
+	// Nobody serves v1alpha1 now: the request goes to a backend, which
+	// answers 404 as kube-apiserver does.
+	if code, body := get(t, obj); code != http.StatusNotFound {
+		t.Errorf("without rules: %d %s, want 404 from the backend", code, body)
+	}
+
+	if err := p.SetRules(Rules{Converter: seedConverter(t)}); err != nil {
+		t.Fatal(err)
+	}
+	if !emulatedInDiscovery() {
+		t.Error("discovery does not list v1alpha1 after the rules came back")
+	}
+	if code, body := get(t, obj); code != http.StatusOK || !strings.Contains(body, `"stateManagement":"ephemeral"`) {
+		t.Errorf("rules restored: %d %s", code, body)
+	}
+}
+
+func TestSetRules_RoutingRules(t *testing.T) {
+	old := newFake(t, "old", "v1.35.4", "v1/configmaps")
+	cur := newFake(t, "new", "v1.36.3", "v1/configmaps")
+	p, srv := startProxy(t, Options{RoutingRules: []rules.RoutingRule{{Resource: "configmaps", PreferAPIServerVersion: "v1.35.y"}}}, old, cur)
+	sendTo := func() string {
+		before := old.hits.Load()
+		if code, body := get(t, srv.URL+"/api/v1/namespaces/default/configmaps/x"); code != http.StatusOK {
+			t.Fatalf("%d %s", code, body)
+		}
+		if old.hits.Load() > before {
+			return "old"
+		}
+		return "new"
+	}
+	for range 5 {
+		if got := sendTo(); got != "old" {
+			t.Fatalf("preferring v1.35.y, the request went to %s", got)
+		}
+	}
+	if err := p.SetRules(Rules{Routing: []rules.RoutingRule{{Resource: "configmaps", PreferAPIServerVersion: ">=1.36"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if got := sendTo(); got != "new" {
+			t.Fatalf("preferring >=1.36, the request went to %s", got)
+		}
+	}
+}
+
+func TestSetRules_BadPatternKeepsTheActiveRules(t *testing.T) {
+	p, url, _ := emulationProxy(t, servedObjectHandler)
+	err := p.SetRules(Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: "latest"}}})
+	if err == nil || !strings.Contains(err.Error(), "apiRoutingRules[0].preferApiServerVersion") {
+		t.Fatalf("err = %v, want one naming apiRoutingRules[0].preferApiServerVersion", err)
+	}
+	if code, body := get(t, url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"); code != http.StatusOK {
+		t.Errorf("after a rejected SetRules: %d %s", code, body)
+	}
+}
+
+// A swap in the middle of traffic fails no request: each request converts
+// with the set it started with, and both sets emulate the version.
+func TestSetRules_SwapUnderLoad(t *testing.T) {
+	p, url, _ := emulationProxy(t, servedObjectHandler)
+	convs := []*engine.Converter{seedConverter(t), seedConverter(t)}
+	obj := url + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var requests atomic.Int64
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && requests.Add(1) <= 2000 {
+				resp, err := http.Get(obj)
+				if err != nil {
+					errs <- err
+					return
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"legacyTimeout":30`) {
+					errs <- fmt.Errorf("%d %s", resp.StatusCode, body)
+					return
+				}
+			}
+		}()
+	}
+	swaps := 0
+	deadline := time.After(5 * time.Second)
+loop:
+	for requests.Load() < 2000 {
+		select {
+		case <-deadline:
+			break loop
+		case err := <-errs:
+			t.Fatalf("after %d swaps: %v", swaps, err)
+		default:
+		}
+		if err := p.SetRules(Rules{Converter: convs[swaps%2]}); err != nil {
+			t.Fatal(err)
+		}
+		swaps++
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("after %d swaps: %v", swaps, err)
+	}
+	if swaps < 10 {
+		t.Errorf("only %d swaps happened during the load", swaps)
+	}
+}
+
+func TestHealth_ProxyAnswersLivezAndReadyz(t *testing.T) {
+	f := newFake(t, "a", "v1.36.3", "v1/configmaps")
+	_, srv := startProxy(t, Options{}, f)
+	if code, body := get(t, srv.URL+"/livez"); code != http.StatusOK || body != "ok" {
+		t.Errorf("/livez: %d %q", code, body)
+	}
+	if code, body := get(t, srv.URL+"/readyz?verbose"); code != http.StatusOK || body != "[+]ping ok\n[+]backends ok\nreadyz check passed\n" {
+		t.Errorf("/readyz?verbose: %d %q", code, body)
+	}
+	before := f.hits.Load()
+	if code, _ := get(t, srv.URL+"/healthz"); code != http.StatusOK || f.hits.Load() != before+1 {
+		t.Errorf("/healthz: %d, backend hits %d→%d; want it passed through", code, before, f.hits.Load())
+	}
+
+	f.notReady.Store(true)
+	waitFor(t, "the backend not ready", func() bool {
+		code, _ := get(t, srv.URL+"/readyz")
+		return code == http.StatusInternalServerError
+	})
+	code, body := get(t, srv.URL+"/readyz")
+	if want := "[+]ping ok\n[-]backends failed: none of 1 kube-apiservers is ready\nreadyz check failed\n"; body != want {
+		t.Errorf("/readyz with no backend ready: %d %q, want %q", code, body, want)
+	}
+	if code, _ := get(t, srv.URL+"/livez"); code != http.StatusOK {
+		t.Errorf("/livez with no backend ready: %d, want 200 (the process is fine)", code)
+	}
+}
