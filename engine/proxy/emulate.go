@@ -328,6 +328,15 @@ func conversionFailed(err error) *statusError {
 	return &statusError{http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: " + err.Error()}
 }
 
+// badRequestObject is the 400 of a client's object the rules cannot convert
+// forward (a value of the wrong type for a converting rename, say): the
+// client's input is at fault, and kube-apiserver gives this answer when its
+// decoder, a CRD's conversion webhook included, fails on a request body.
+func (em *emulation) badRequestObject(err error) *statusError {
+	return &statusError{http.StatusBadRequest, metav1.StatusReasonBadRequest,
+		fmt.Sprintf("%s in version %q cannot be handled as a %s: version emulation: %v", em.t.kind, em.t.requested.Version, em.t.kind, err)}
+}
+
 // decodeBody reads a JSON or YAML request body.
 func decodeBody(body []byte, contentType string) (map[string]any, *statusError) {
 	mt, _, _ := mime.ParseMediaType(contentType)
@@ -363,7 +372,7 @@ func (em *emulation) requestObject(ctx context.Context, body []byte, contentType
 	}
 	out, err := em.e.conv.Convert(ctx, obj, em.t.served)
 	if err != nil {
-		return nil, conversionFailed(err)
+		return nil, em.badRequestObject(err)
 	}
 	b, err := engine.EncodeObject(out)
 	if err != nil {
@@ -433,7 +442,8 @@ const maxObjectBytes = 64 << 20
 // object read whole, a list item by item, a watch event by event. Errors
 // (Status) pass through.
 func (em *emulation) convertResponse(resp *http.Response) error {
-	if resp.StatusCode < 200 || resp.StatusCode > 299 || !em.convertsBodies() {
+	// The answer to a HEAD has no body to convert.
+	if resp.StatusCode < 200 || resp.StatusCode > 299 || !em.convertsBodies() || resp.Request.Method == http.MethodHead {
 		return nil
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))

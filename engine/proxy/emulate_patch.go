@@ -106,7 +106,10 @@ func (em *emulation) patch(w http.ResponseWriter, r *http.Request, path string, 
 		}
 		fwd, err := em.e.conv.Convert(ctx, obj, em.t.served)
 		if err != nil {
-			writeStatusError(w, conversionFailed(err))
+			// The patch made an object the rules cannot convert: the
+			// apiserver's 422 for a patch whose result does not decode.
+			writeStatus(w, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+				fmt.Sprintf("the patched object cannot be converted to %s: version emulation: %v", em.t.served, err), 0)
 			return
 		}
 		fwdJSON, err := engine.EncodeObject(fwd)

@@ -215,7 +215,7 @@ func TestEmulation_InvalidBodies(t *testing.T) {
 		{"not JSON", `{"apiVersion":`, 400, "not a JSON object"},
 		{"other version", `{"apiVersion":"myapps.example.com/v1beta1","kind":"Customresource","metadata":{"name":"a"}}`, 400, "this URL takes myapps.example.com/v1alpha1"},
 		{"no kind", `{"apiVersion":"myapps.example.com/v1alpha1","metadata":{"name":"a"}}`, 400, "this URL takes"},
-		{"conversion fails", `{"apiVersion":"myapps.example.com/v1alpha1","kind":"Customresource","metadata":{"name":"a"},"spec":{"config":{"legacyTimeout":"soon"}}}`, 500, "forward"},
+		{"conversion fails", `{"apiVersion":"myapps.example.com/v1alpha1","kind":"Customresource","metadata":{"name":"a"},"spec":{"config":{"legacyTimeout":"soon"}}}`, 400, "cannot be handled as a Customresource: version emulation: converting Customresource a (myapps.example.com/v1alpha1) forward"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, body := doJSON(t, "POST", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources", tc.body)

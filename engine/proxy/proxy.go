@@ -375,6 +375,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "CONNECT is not supported: this is a Kubernetes API proxy, not a forward proxy", 0)
 		return
 	}
+	if up := upgradeProtocol(r.Header); up != "" && !printableASCII(up) {
+		// httputil.ReverseProxy refuses to forward it and reports an error
+		// that would become a 502; it is the client's malformed request.
+		rt.decision = decisionProxy
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprintf("invalid Upgrade protocol %q", up), 0)
+		return
+	}
 	if r.ContentLength > p.opts.MaxRequestBodyBytes {
 		rt.decision = decisionProxy
 		writeStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
@@ -525,6 +532,28 @@ func (p *Proxy) writeBodyError(w http.ResponseWriter, err error) {
 		return
 	}
 	writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "reading the request body: "+err.Error(), 0)
+}
+
+// upgradeProtocol is the protocol a request asks to switch to: its Upgrade
+// header when Connection lists "upgrade", as httputil.ReverseProxy reads it.
+func upgradeProtocol(h http.Header) string {
+	for _, v := range h["Connection"] {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return h.Get("Upgrade")
+			}
+		}
+	}
+	return ""
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // isLongRunning tells requests that stay open (watches, streaming logs,
