@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -33,6 +34,11 @@ func newMetrics(reg *prometheus.Registry, p *Proxy) (*metrics, error) {
 			return nil, err
 		}
 	}
+	// The Go runtime's and the process's metrics (go_goroutines,
+	// process_resident_memory_bytes, process_open_fds, ...), unless the
+	// registry has them already (then registering fails, which is fine).
+	_ = reg.Register(collectors.NewGoCollector())
+	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m, nil
 }
 
