@@ -27,8 +27,14 @@ type ServeOptions struct {
 	// not requested.
 	ClientCA *x509.CertPool
 	// ReadHeaderTimeout closes connections whose request headers do not
-	// arrive in time. Zero means 10s.
+	// arrive in time. Zero means 10s. It does not cover HTTP/2, whose
+	// server reads a request's headers once they are complete: an HTTP/2
+	// connection without a complete request is closed after IdleTimeout.
 	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes keep-alive connections without requests (HTTP/1.1
+	// between requests; HTTP/2 without open streams, including one whose
+	// first request headers never complete). Zero means 90s, kube-apiserver's.
+	IdleTimeout time.Duration
 	// Logger receives the HTTP server's errors. Nil means none.
 	Logger *slog.Logger
 }
@@ -45,6 +51,9 @@ type Server struct {
 func NewServer(h http.Handler, opts ServeOptions) (*Server, error) {
 	if opts.ReadHeaderTimeout <= 0 {
 		opts.ReadHeaderTimeout = 10 * time.Second
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 90 * time.Second
 	}
 	s := &Server{shutdown: 5 * time.Second}
 	var cert tls.Certificate
@@ -91,7 +100,7 @@ func NewServer(h http.Handler, opts ServeOptions) (*Server, error) {
 		Handler:           h,
 		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
-		IdleTimeout:       90 * time.Second,
+		IdleTimeout:       opts.IdleTimeout,
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(errLog.Handler(), slog.LevelDebug),
 	}

@@ -1,0 +1,468 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// badInputTimeout bounds every connection and request of these tests; the
+// server's own timeouts are far shorter.
+const badInputTimeout = 10 * time.Second
+
+// badInputEnv is the proxy's real TLS listener (HTTP/2 and HTTP/1.1) in
+// front of a fake apiserver, with the seed rules emulating
+// myapps.example.com/v1alpha1.
+type badInputEnv struct {
+	addr string
+	p    *Proxy
+	fake *fakeAPIServer
+	h2   *http.Client
+	h1   *http.Client
+}
+
+const (
+	emulatedCRs = "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources"
+	plainCMs    = "/api/v1/namespaces/ns/configmaps"
+)
+
+func startBadInputEnv(t *testing.T) *badInputEnv {
+	t.Helper()
+	f := newFake(t, "a", "v1.36.3", "v1/configmaps", "v1/pods", "v1/pods/exec",
+		"myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
+	p, _ := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	srv := serveProxy(t, p, ServeOptions{ReadHeaderTimeout: 200 * time.Millisecond})
+	env := &badInputEnv{
+		addr: srv.Addr().String(),
+		p:    p,
+		fake: f,
+		h2: &http.Client{Timeout: badInputTimeout, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}},
+		h1: &http.Client{Timeout: badInputTimeout, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}},
+			TLSNextProto:    map[string]func(string, *tls.Conn) http.RoundTripper{}}},
+	}
+	t.Cleanup(env.h2.CloseIdleConnections)
+	t.Cleanup(env.h1.CloseIdleConnections)
+	return env
+}
+
+// serveProxy serves p on a loopback TLS listener until the test ends.
+func serveProxy(t *testing.T, p *Proxy, opts ServeOptions) *Server {
+	t.Helper()
+	opts.Listen = "127.0.0.1:0"
+	srv, err := NewServer(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return srv
+}
+
+func (e *badInputEnv) url(path string) string { return "https://" + e.addr + path }
+
+// checkServes asserts that a normal GET through both protocols still works.
+func (e *badInputEnv) checkServes(t *testing.T) {
+	t.Helper()
+	for _, c := range []*http.Client{e.h2, e.h1} {
+		resp, err := c.Get(e.url(plainCMs + "/after"))
+		if err != nil {
+			t.Fatalf("a normal GET afterwards failed: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || answeredBy(t, body) != "a" {
+			t.Fatalf("a normal GET afterwards: %s %s", resp.Status, body)
+		}
+	}
+}
+
+// rawConn is an HTTP/1.1 connection over TLS for what a well-behaved client
+// would not send.
+func (e *badInputEnv) rawConn(t *testing.T) *tls.Conn {
+	t.Helper()
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: badInputTimeout}, "tcp", e.addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(badInputTimeout))
+	return conn
+}
+
+// rawRoundTrip writes req as is and reads one response; a nil response
+// means the server closed the connection without one.
+func (e *badInputEnv) rawRoundTrip(t *testing.T, req string) (*http.Response, []byte) {
+	t.Helper()
+	conn := e.rawConn(t)
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		if isTimeout(err) {
+			t.Fatalf("no answer and the connection still open after %s", badInputTimeout)
+		}
+		return nil, nil
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, body
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// wantStatus asserts a metav1.Status answer with code.
+func wantStatus(t *testing.T, code int, gotCode int, body []byte, codes ...int) metav1.Status {
+	t.Helper()
+	var st metav1.Status
+	if err := json.Unmarshal(body, &st); err != nil || st.Kind != "Status" {
+		t.Fatalf("%d, not a Status: %s", gotCode, truncate(body, 300))
+	}
+	ok := gotCode == code
+	for _, c := range codes {
+		ok = ok || gotCode == c
+	}
+	if !ok || int(st.Code) != gotCode {
+		t.Fatalf("got %d (Status code %d) %s, want %d %v", gotCode, st.Code, st.Message, code, codes)
+	}
+	return st
+}
+
+// patternReader yields n bytes of a JSON-ish pattern without holding them,
+// counting what was read.
+type patternReader struct {
+	n, read int64
+}
+
+func (r *patternReader) Read(p []byte) (int, error) {
+	if r.read >= r.n {
+		return 0, io.EOF
+	}
+	if rem := r.n - r.read; int64(len(p)) > rem {
+		p = p[:rem]
+	}
+	for i := range p {
+		p[i] = "0123456789"[i%10]
+	}
+	atomic.AddInt64(&r.read, int64(len(p)))
+	return len(p), nil
+}
+
+func TestProxy_BadInput(t *testing.T) {
+	env := startBadInputEnv(t)
+	obj := func(spec string) string {
+		return `{"apiVersion":"myapps.example.com/v1alpha1","kind":"Customresource","metadata":{"name":"a"},"spec":` + spec + `}`
+	}
+	tests := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"malformed JSON on an emulated path", func(t *testing.T) {
+			for _, body := range []string{
+				`{"apiVersion":`,
+				`[]`,
+				`null`,
+				`"a string"`,
+				"{\"apiVersion\":\"myapps.example.com/v1alpha1\",\"kind\":\"Customresource\",\"metadata\":{\"name\":\"\xff\"}",
+				obj(`{"config":{"legacyTimeout":30}`),
+				obj(`{"config":{"legacyTimeout":30}}`) + `{}`,
+				obj(`{"a":1,}`),
+				`{"apiVersion":"myapps.example.com/v1alpha1","kind":"Customresource","metadata":{"name":"a"},"spec":{"a":'1'}}`,
+			} {
+				before := env.fake.hits.Load()
+				resp, err := env.h2.Post(env.url(emulatedCRs), "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				wantStatus(t, http.StatusBadRequest, resp.StatusCode, data)
+				if env.fake.hits.Load() != before {
+					t.Errorf("%q reached the backend", body)
+				}
+			}
+		}},
+		{"JSON nested 10,000 deep on an emulated path", func(t *testing.T) {
+			const depth = 10000
+			body := obj(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth))
+			before := env.fake.hits.Load()
+			resp, err := env.h2.Post(env.url(emulatedCRs), "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			st := wantStatus(t, http.StatusBadRequest, resp.StatusCode, data, http.StatusUnprocessableEntity)
+			t.Logf("%d %s", st.Code, truncate([]byte(st.Message), 200))
+			if env.fake.hits.Load() != before {
+				t.Errorf("the object reached the backend")
+			}
+		}},
+		{"100 MiB body, length declared", func(t *testing.T) {
+			body := &patternReader{n: 100 << 20}
+			req, _ := http.NewRequest(http.MethodPost, env.url(plainCMs), body)
+			req.ContentLength = body.n
+			resp, err := env.h2.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			wantStatus(t, http.StatusRequestEntityTooLarge, resp.StatusCode, data)
+			t.Logf("client sent %d bytes", atomic.LoadInt64(&body.read))
+		}},
+		{"100 MiB body, chunked, HTTP/1.1", func(t *testing.T) {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			allocBefore := ms.TotalAlloc
+			conn := env.rawConn(t)
+			var sent atomic.Int64
+			wrote := make(chan struct{})
+			go func() {
+				defer close(wrote)
+				fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", plainCMs)
+				chunk := []byte(fmt.Sprintf("8000\r\n%s\r\n", strings.Repeat("0", 0x8000)))
+				for sent.Load() < 100<<20 {
+					if _, err := conn.Write(chunk); err != nil {
+						return
+					}
+					sent.Add(0x8000)
+				}
+				io.WriteString(conn, "0\r\n\r\n")
+			}()
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("no answer: %v", err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			conn.Close()
+			<-wrote
+			wantStatus(t, http.StatusRequestEntityTooLarge, resp.StatusCode, body)
+			runtime.ReadMemStats(&ms)
+			alloc := ms.TotalAlloc - allocBefore
+			t.Logf("client wrote %d MiB before the 413; %d MiB allocated in the process meanwhile", sent.Load()>>20, alloc>>20)
+			if sent.Load() >= 100<<20 {
+				t.Errorf("the server read the whole 100 MiB")
+			}
+			if alloc > 32<<20 {
+				t.Errorf("%d MiB allocated for a body cut at %d MiB", alloc>>20, DefaultMaxRequestBodyBytes>>20)
+			}
+		}},
+		{"100 MiB body, chunked, emulated path, HTTP/2", func(t *testing.T) {
+			body := &patternReader{n: 100 << 20}
+			req, _ := http.NewRequest(http.MethodPost, env.url(emulatedCRs), io.NopCloser(body))
+			req.ContentLength = -1
+			resp, err := env.h2.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			wantStatus(t, http.StatusRequestEntityTooLarge, resp.StatusCode, data)
+			t.Logf("client sent %d MiB", atomic.LoadInt64(&body.read)>>20)
+		}},
+		{"10,000 headers over 1 MiB, HTTP/1.1", func(t *testing.T) {
+			var b strings.Builder
+			fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: x\r\n", plainCMs)
+			for i := range 10000 {
+				fmt.Fprintf(&b, "X-Bad-%05d: %s\r\n", i, strings.Repeat("v", 100))
+			}
+			b.WriteString("\r\n")
+			resp, _ := env.rawRoundTrip(t, b.String())
+			if resp != nil && resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+				t.Fatalf("got %s, want 431 or a closed connection", resp.Status)
+			}
+		}},
+		{"10,000 small headers are forwarded, HTTP/2 and HTTP/1.1", func(t *testing.T) {
+			// Under the 1 MiB header limit, kube-apiserver's too: they
+			// are passed on like any others.
+			for _, c := range []*http.Client{env.h2, env.h1} {
+				got := make(chan int, 1)
+				env.fake.setHandler(func(w http.ResponseWriter, r *http.Request) {
+					got <- len(r.Header)
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"kind":"ConfigMap"}`)
+				})
+				req, _ := http.NewRequest(http.MethodGet, env.url(plainCMs+"/many"), nil)
+				for i := range 10000 {
+					req.Header.Set(fmt.Sprintf("X-Many-%05d", i), "v")
+				}
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				env.fake.setHandler(nil)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("%s", resp.Status)
+				}
+				if n := <-got; n < 10000 {
+					t.Errorf("the backend got %d headers", n)
+				}
+			}
+		}},
+		{"slowloris: no TLS handshake", func(t *testing.T) {
+			conn, err := net.DialTimeout("tcp", env.addr, badInputTimeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.SetReadDeadline(time.Now().Add(badInputTimeout))
+			if _, err := io.ReadAll(conn); isTimeout(err) {
+				t.Fatalf("still open after %s", badInputTimeout)
+			}
+		}},
+		{"slowloris: headers one byte at a time", func(t *testing.T) {
+			conn := env.rawConn(t)
+			req := "GET " + plainCMs + " HTTP/1.1\r\nHost: x\r\n" + strings.Repeat("X-Slow: y\r\n", 1000)
+			closed := make(chan error, 1)
+			go func() {
+				_, err := io.ReadAll(conn)
+				closed <- err
+			}()
+			for i := 0; i < len(req); i++ {
+				if _, err := conn.Write([]byte{req[i]}); err != nil {
+					break
+				}
+				select {
+				case err := <-closed:
+					if isTimeout(err) {
+						t.Fatalf("still open after %s", badInputTimeout)
+					}
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			t.Fatal("the server read the whole slow request")
+		}},
+		{"slowloris: HTTP/2 headers never complete", func(t *testing.T) {
+			// HTTP/2 has no header timeout: a connection without a whole
+			// request is idle, closed after IdleTimeout.
+			srv := serveProxy(t, env.p, ServeOptions{IdleTimeout: 300 * time.Millisecond})
+			conn, err := tls.DialWithDialer(&net.Dialer{Timeout: badInputTimeout}, "tcp", srv.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(badInputTimeout))
+			io.WriteString(conn, http2.ClientPreface)
+			fr := http2.NewFramer(conn, conn)
+			fr.WriteSettings()
+			var block bytes.Buffer
+			enc := hpack.NewEncoder(&block)
+			enc.WriteField(hpack.HeaderField{Name: ":method", Value: "GET"})
+			enc.WriteField(hpack.HeaderField{Name: ":scheme", Value: "https"})
+			enc.WriteField(hpack.HeaderField{Name: ":path", Value: plainCMs})
+			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndStream: true}) // no END_HEADERS, no CONTINUATION
+			for {
+				f, err := fr.ReadFrame()
+				if isTimeout(err) {
+					t.Fatalf("still open after %s", badInputTimeout)
+				}
+				if err != nil {
+					return // closed
+				}
+				if h, ok := f.(*http2.HeadersFrame); ok {
+					t.Fatalf("the incomplete request was answered: %v", h)
+				}
+			}
+		}},
+		{"Content-Length and Transfer-Encoding together", func(t *testing.T) {
+			// Go's server, kube-apiserver's too, lets Transfer-Encoding win
+			// and drops Content-Length (RFC 9112 6.3); the proxy forwards
+			// the body it read, so the backend sees one framing.
+			type seen struct {
+				length int64
+				te     []string
+				body   string
+			}
+			got := make(chan seen, 1)
+			env.fake.setHandler(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				got <- seen{r.ContentLength, r.TransferEncoding, string(b)}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"kind":"ConfigMap"}`)
+			})
+			defer env.fake.setHandler(nil)
+			resp, body := env.rawRoundTrip(t, "POST "+plainCMs+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+
+				"Content-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+			if resp == nil {
+				return // closed: as good
+			}
+			if resp.StatusCode == http.StatusBadRequest {
+				return
+			}
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("got %s %s, want 400, a closed connection, or the chunked body forwarded", resp.Status, body)
+			}
+			// net/http's client writes one framing, never both headers.
+			if s := <-got; s.body != "{}" || !(s.length == 2 || len(s.te) == 1 && s.te[0] == "chunked") {
+				t.Errorf("the backend got %+v, want the 2-byte chunked body", s)
+			}
+		}},
+		{"Upgrade to an unknown protocol goes to the backend", func(t *testing.T) {
+			// As in kube-apiserver: only stream subresources upgrade, and
+			// the node answers an unknown protocol there; anywhere else
+			// the header is ignored.
+			got := make(chan http.Header, 1)
+			env.fake.setHandler(func(w http.ResponseWriter, r *http.Request) {
+				got <- r.Header.Clone()
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"unable to upgrade: missing upgrade headers in request","reason":"BadRequest","code":400}`)
+			})
+			defer env.fake.setHandler(nil)
+			for _, path := range []string{plainCMs + "/up", "/api/v1/namespaces/ns/pods/p/exec?command=ls"} {
+				resp, body := env.rawRoundTrip(t, "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: foo/1\r\n\r\n")
+				if resp == nil {
+					t.Fatal("connection closed without an answer")
+				}
+				h := <-got
+				if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "unable to upgrade") {
+					t.Errorf("%s: got %s %s, want the backend's answer", path, resp.Status, body)
+				}
+				if h.Get("Upgrade") != "foo/1" || !strings.EqualFold(h.Get("Connection"), "upgrade") {
+					t.Errorf("%s: the backend got Upgrade %q, Connection %q", path, h.Get("Upgrade"), h.Get("Connection"))
+				}
+			}
+		}},
+		{"Upgrade to a protocol that is not ASCII", func(t *testing.T) {
+			resp, body := env.rawRoundTrip(t, "GET "+plainCMs+"/up HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: \xab\r\n\r\n")
+			if resp == nil {
+				t.Fatal("connection closed without an answer")
+			}
+			wantStatus(t, http.StatusBadRequest, resp.StatusCode, body)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.run(t)
+			env.checkServes(t)
+		})
+	}
+}
