@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -20,14 +21,18 @@ import (
 // both do. Bad rules files are a usage error (exit 2) with positions on
 // stderr; a cluster that cannot be read is a failure (exit 1).
 func startRuleSource(ctx context.Context, stderr io.Writer, opts rulesource.Options, cluster *rest.Config) (*rulesource.Source, error) {
+	var hc *http.Client
 	if cluster != nil {
 		cfg := rest.CopyConfig(cluster)
 		cfg.UserAgent = "mvpctl"
 		var err error
-		if opts.Cluster, err = dynamic.NewForConfig(cfg); err != nil {
+		if hc, err = rest.HTTPClientFor(cfg); err != nil {
 			return nil, inputError(err)
 		}
-		kc, err := kubernetes.NewForConfig(cfg)
+		if opts.Cluster, err = dynamic.NewForConfigAndClient(cfg, hc); err != nil {
+			return nil, inputError(err)
+		}
+		kc, err := kubernetes.NewForConfigAndClient(cfg, hc)
 		if err != nil {
 			return nil, inputError(err)
 		}
@@ -38,12 +43,23 @@ func startRuleSource(ctx context.Context, stderr io.Writer, opts rulesource.Opti
 	}
 	src, err := rulesource.Start(ctx, opts)
 	if err != nil {
+		if hc != nil {
+			hc.CloseIdleConnections()
+		}
 		var el rules.ErrorList
 		var pe *fs.PathError
 		if errors.As(err, &el) || errors.As(err, &pe) || cluster == nil {
 			return nil, rulesError(stderr, err)
 		}
 		return nil, failure(err)
+	}
+	if hc != nil {
+		// The connections would otherwise outlive the source (client-go
+		// shares transports), keeping a read loop per connection.
+		go func() {
+			<-src.Done()
+			hc.CloseIdleConnections()
+		}()
 	}
 	return src, nil
 }
