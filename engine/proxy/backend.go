@@ -11,8 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/oauth2"
 	"k8s.io/apimachinery/pkg/util/version"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/transport"
 )
 
 // Backend describes one kube-apiserver behind the proxy.
@@ -30,14 +32,19 @@ type Backend struct {
 	// BearerToken is the proxy's own identity when it has no client
 	// certificate. Empty means none.
 	BearerToken string
+	// BearerTokenFile, when BearerToken is empty, holds the token instead.
+	// It is read again every minute, as client-go does, so that a rotated
+	// ServiceAccount token is picked up.
+	BearerTokenFile string
 }
 
 // backend is a Backend at run time: its transports, its health and its
 // capabilities. state is replaced as a whole, so readers never lock.
 type backend struct {
-	name  string
-	url   *url.URL
-	token string
+	name        string
+	url         *url.URL
+	token       string
+	tokenSource oauth2.TokenSource // from Backend.BearerTokenFile; nil without
 
 	// identity presents the proxy's client certificate; plain presents none,
 	// so that a client's bearer token is what the server authenticates
@@ -116,8 +123,28 @@ func newBackend(cfg Backend, maxIdle int) (*backend, error) {
 		wake:     make(chan struct{}, 1),
 		etags:    map[string]cachedDoc{},
 	}
+	if cfg.BearerToken == "" && cfg.BearerTokenFile != "" {
+		b.tokenSource = transport.NewCachedFileTokenSource(cfg.BearerTokenFile)
+		if _, err := b.tokenSource.Token(); err != nil {
+			return nil, fmt.Errorf("backend %s: %w", name, err)
+		}
+	}
 	b.state.Store(&backendState{lastError: "not probed yet"})
 	return b, nil
+}
+
+// setIdentity puts the proxy's own bearer token, if it has one, on req.
+func (b *backend) setIdentity(h http.Header) {
+	token := b.token
+	if b.tokenSource != nil {
+		// On a failed re-read the source keeps the last token it read.
+		if t, err := b.tokenSource.Token(); err == nil {
+			token = t.AccessToken
+		}
+	}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
 }
 
 // newTransport is an HTTP/1.1 transport tuned for a proxy in front of one
@@ -195,9 +222,7 @@ func (b *backend) get(ctx context.Context, path, accept string, hdr map[string]s
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("User-Agent", "mvpctl-proxy")
-	if b.token != "" {
-		req.Header.Set("Authorization", "Bearer "+b.token)
-	}
+	b.setIdentity(req.Header)
 	return b.identity.RoundTrip(req)
 }
 

@@ -174,9 +174,7 @@ func (p *Proxy) subjectAccessReview(ctx context.Context, user string, groups []s
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
-		if b.token != "" {
-			req.Header.Set("Authorization", "Bearer "+b.token)
-		}
+		b.setIdentity(req.Header)
 		resp, err := b.identity.RoundTrip(req)
 		if err != nil {
 			cancel()

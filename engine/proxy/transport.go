@@ -37,8 +37,8 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			}
 		}
 		out.URL.Scheme, out.URL.Host = b.url.Scheme, b.url.Host
-		if rt.identity && b.token != "" {
-			out.Header.Set("Authorization", "Bearer "+b.token)
+		if rt.identity {
+			b.setIdentity(out.Header)
 		}
 		var wrote, reused, answered atomic.Bool
 		trace := &httptrace.ClientTrace{

@@ -16,7 +16,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -135,7 +134,7 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 	if err != nil {
 		return err
 	}
-	backendTLS, token, kubeAuth, restConfig, err := backendCredentials(opts)
+	identity, kubeAuth, restConfig, err := backendCredentials(opts)
 	if err != nil {
 		return err
 	}
@@ -175,7 +174,9 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 			return usageErrorf("--backend %q: want https://HOST:PORT", raw)
 		}
-		backends = append(backends, proxy.Backend{URL: u, TLS: backendTLS, BearerToken: token})
+		b := identity
+		b.URL = u
+		backends = append(backends, b)
 	}
 	openAPI, err := loadOpenAPIV3(opts.OpenAPIFrom)
 	if err != nil {
@@ -228,7 +229,7 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 				static = append(static, b)
 			}
 		}
-		go p.FollowEndpointSlices(ctx, endpointSlices, proxy.Backend{TLS: backendTLS, BearerToken: token}, static, 10*time.Second)
+		go p.FollowEndpointSlices(ctx, endpointSlices, identity, static, 10*time.Second)
 	}
 	errc := make(chan error, 2)
 	if opts.MetricsListen != "" {
@@ -330,10 +331,12 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, usageErrorf("--log-format %q: want text or json", format)
 }
 
-// backendCredentials builds the TLS configuration and token for the
-// backends from the kubeconfig, then the flags (which win). It also returns
-// the kubeconfig's user, for --write-kubeconfig, and its server.
-func backendCredentials(opts proxyOptions) (*tls.Config, string, *clientcmdapi.AuthInfo, *rest.Config, error) {
+// backendCredentials builds the proxy's identity for the backends (TLS
+// configuration, token or token file) from the kubeconfig, then the flags
+// (which win). It also returns the kubeconfig's user, for
+// --write-kubeconfig, and the client configuration.
+func backendCredentials(opts proxyOptions) (proxy.Backend, *clientcmdapi.AuthInfo, *rest.Config, error) {
+	var none proxy.Backend
 	cfg := &rest.Config{}
 	var auth *clientcmdapi.AuthInfo
 	if opts.Kubeconfig != "" {
@@ -341,11 +344,11 @@ func backendCredentials(opts proxyOptions) (*tls.Config, string, *clientcmdapi.A
 		loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
 		var err error
 		if cfg, err = loader.ClientConfig(); err != nil {
-			return nil, "", nil, nil, inputError(fmt.Errorf("--kubeconfig: %w", err))
+			return none, nil, nil, inputError(fmt.Errorf("--kubeconfig: %w", err))
 		}
 		raw, err := loader.RawConfig()
 		if err != nil {
-			return nil, "", nil, nil, inputError(fmt.Errorf("--kubeconfig: %w", err))
+			return none, nil, nil, inputError(fmt.Errorf("--kubeconfig: %w", err))
 		}
 		name := opts.Context
 		if name == "" {
@@ -359,7 +362,7 @@ func backendCredentials(opts proxyOptions) (*tls.Config, string, *clientcmdapi.A
 		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = opts.BackendCA, nil
 	}
 	if (opts.ClientCert == "") != (opts.ClientKey == "") {
-		return nil, "", nil, nil, usageErrorf("--client-certificate and --client-key go together")
+		return none, nil, nil, usageErrorf("--client-certificate and --client-key go together")
 	}
 	if opts.ClientCert != "" {
 		cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile = opts.ClientCert, opts.ClientKey
@@ -373,25 +376,24 @@ func backendCredentials(opts proxyOptions) (*tls.Config, string, *clientcmdapi.A
 		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = "", nil
 	}
 	if cfg.ExecProvider != nil || cfg.AuthProvider != nil {
-		return nil, "", nil, nil, usageErrorf("--kubeconfig: exec and auth-provider credentials are not supported for the proxy's identity; use a client certificate or token")
+		return none, nil, nil, usageErrorf("--kubeconfig: exec and auth-provider credentials are not supported for the proxy's identity; use a client certificate or token")
 	}
-	token := cfg.BearerToken
-	if token == "" && cfg.BearerTokenFile != "" {
-		data, err := os.ReadFile(cfg.BearerTokenFile)
-		if err != nil {
-			return nil, "", nil, nil, inputError(err)
+	if cfg.BearerToken == "" && cfg.BearerTokenFile != "" {
+		// Read now for a clear error at start; the proxy reads it again
+		// every minute, as rotated ServiceAccount tokens need.
+		if _, err := os.ReadFile(cfg.BearerTokenFile); err != nil {
+			return none, nil, nil, inputError(err)
 		}
-		token = strings.TrimSpace(string(data))
 	}
 	tlsConfig, err := rest.TLSConfigFor(cfg)
 	if err != nil {
-		return nil, "", nil, nil, inputError(fmt.Errorf("backend TLS: %w", err))
+		return none, nil, nil, inputError(fmt.Errorf("backend TLS: %w", err))
 	}
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{}
 	}
 	tlsConfig.MinVersion = tls.VersionTLS12
-	return tlsConfig, token, auth, cfg, nil
+	return proxy.Backend{TLS: tlsConfig, BearerToken: cfg.BearerToken, BearerTokenFile: cfg.BearerTokenFile}, auth, cfg, nil
 }
 
 // writeProxyKubeconfig writes a kubeconfig whose cluster is the proxy (with
