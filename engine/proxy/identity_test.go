@@ -73,6 +73,14 @@ type seenRequest struct {
 // client certificates of clientCA impersonated.
 func startTLSProxy(t *testing.T, ca *testCA, sarAllowed func(authorizationv1.ResourceAttributes) bool) (proxyURL string, seen chan seenRequest) {
 	t.Helper()
+	proxyURL, seen, _ = startTLSProxyWith(t, ca, sarAllowed, Options{}, ServeOptions{})
+	return proxyURL, seen
+}
+
+// startTLSProxyWith is startTLSProxy with more options (the backend, the
+// identity and client certificates are always its own).
+func startTLSProxyWith(t *testing.T, ca *testCA, sarAllowed func(authorizationv1.ResourceAttributes) bool, opts Options, sopts ServeOptions) (proxyURL string, seen chan seenRequest, p *Proxy) {
+	t.Helper()
 	seen = make(chan seenRequest, 10)
 	f := &fakeAPIServer{name: "tls", gitVersion: "v1.36.3", served: []string{"v1/configmaps", "authorization.k8s.io/v1/subjectaccessreviews"}, requests: make(chan *http.Request, 100)}
 	f.handler = func(w http.ResponseWriter, r *http.Request) {
@@ -101,13 +109,12 @@ func startTLSProxy(t *testing.T, ca *testCA, sarAllowed func(authorizationv1.Res
 	backendRoots := x509.NewCertPool()
 	backendRoots.AddCert(f.srv.Certificate())
 	u, _ := url.Parse(f.srv.URL)
-	p, err := New(Options{
-		Backends: []Backend{{Name: "tls", URL: u, TLS: &tls.Config{
-			RootCAs: backendRoots, Certificates: []tls.Certificate{ca.client(t, "mvpctl-proxy")},
-		}}},
-		HealthInterval:         20 * time.Millisecond,
-		ImpersonateClientCerts: true,
-	})
+	opts.Backends = []Backend{{Name: "tls", URL: u, TLS: &tls.Config{
+		RootCAs: backendRoots, Certificates: []tls.Certificate{ca.client(t, "mvpctl-proxy")},
+	}}}
+	opts.HealthInterval = 20 * time.Millisecond
+	opts.ImpersonateClientCerts = true
+	p, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +124,13 @@ func startTLSProxy(t *testing.T, ca *testCA, sarAllowed func(authorizationv1.Res
 	if err := p.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(p, ServeOptions{Listen: "127.0.0.1:0", ClientCA: ca.pool, ReadHeaderTimeout: 200 * time.Millisecond})
+	sopts.Listen, sopts.ClientCA, sopts.ReadHeaderTimeout = "127.0.0.1:0", ca.pool, 200*time.Millisecond
+	srv, err := NewServer(p, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go srv.Serve(ctx)
-	return "https://" + srv.Addr().String(), seen
+	return "https://" + srv.Addr().String(), seen, p
 }
 
 func clientWith(cert *tls.Certificate) *http.Client {
