@@ -8,6 +8,7 @@ package proxy_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -42,6 +43,11 @@ type proxyProcess struct {
 	LogPath    string
 	CAData     []byte
 	cmd        *exec.Cmd
+
+	args []string      // the command line, for restart
+	logf *os.File      // the log, shared by every run
+	done chan struct{} // closed when the current run has exited
+	err  error         // the current run's exit status, once done is closed
 }
 
 func freePort(t *testing.T) int {
@@ -78,28 +84,15 @@ func startProxy(t *testing.T, cp *framework.ControlPlane, extra ...string) *prox
 	for _, s := range cp.Servers() {
 		args = append(args, "--backend", s.URL)
 	}
-	args = append(args, extra...)
-	logf, err := os.Create(p.LogPath)
-	if err != nil {
+	p.args = append(args, extra...)
+	var err error
+	if p.logf, err = os.Create(p.LogPath); err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(mvpctl(t), args...)
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p.start(t)
 	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { p.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			p.cmd.Process.Kill()
-			<-done
-		}
-		logf.Close()
+		p.stop(10 * time.Second)
+		p.logf.Close()
 		if t.Failed() {
 			data, _ := os.ReadFile(p.LogPath)
 			if len(data) > 4000 {
@@ -115,6 +108,70 @@ func startProxy(t *testing.T, cp *framework.ControlPlane, extra ...string) *prox
 	}
 	p.CAData = cfg.Clusters[cfg.Contexts[cfg.CurrentContext].Cluster].CertificateAuthorityData
 	return p
+}
+
+// leakCheckEnv makes mvpctl proxy check, after a clean shutdown, that none
+// of its goroutines is left, and exit 1 naming them if one is
+// (cmd/mvpctl/cli/leakcheck.go).
+const leakCheckEnv = "MVPCTL_DEBUG_LEAK_CHECK=1"
+
+// start runs the proxy with p.args, its output appended to the log.
+func (p *proxyProcess) start(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(mvpctl(t), p.args...)
+	cmd.Stdout, cmd.Stderr = p.logf, p.logf
+	cmd.Env = append(os.Environ(), leakCheckEnv)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	p.cmd, p.done = cmd, done
+	go func() {
+		err := cmd.Wait()
+		p.err = err
+		close(done)
+	}()
+}
+
+// PID is the process id of the running proxy.
+func (p *proxyProcess) PID() int { return p.cmd.Process.Pid }
+
+// kill ends the proxy with SIGKILL and waits until it is gone.
+func (p *proxyProcess) kill() {
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+// restart starts the proxy again with the same command line (same ports,
+// same serving certificate if one was given) after it exited.
+func (p *proxyProcess) restart(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.done:
+	default:
+		t.Fatal("restart: the proxy is still running")
+	}
+	p.start(t)
+}
+
+// stop sends SIGTERM and waits up to grace for the proxy to exit (then
+// kills it). It returns the exit status, and an error if it had to kill.
+func (p *proxyProcess) stop(grace time.Duration) error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(grace):
+		p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("no exit within %s of SIGTERM; killed", grace)
+	}
 }
 
 type capabilities struct {
