@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -56,8 +57,14 @@ type healthCheck struct {
 	err  error
 }
 
-// readyChecks are the conditions for sending the proxy traffic: some backend
-// is ready (else every request would be a 503).
+// Drain makes /readyz fail from now on, while requests are still served:
+// called when the proxy is asked to stop, it gives load balancers and
+// Endpoints time to stop sending new requests before the listener closes.
+func (p *Proxy) Drain() { p.draining.Store(true) }
+
+// readyChecks are the conditions for sending the proxy traffic: it is not
+// shutting down, and some backend is ready (else every request would be a
+// 503).
 func (p *Proxy) readyChecks() []healthCheck {
 	ready, total := 0, 0
 	for _, b := range p.list() {
@@ -70,5 +77,9 @@ func (p *Proxy) readyChecks() []healthCheck {
 	if ready == 0 {
 		backends.err = fmt.Errorf("none of %d kube-apiservers is ready", total)
 	}
-	return []healthCheck{{name: "ping"}, backends}
+	shutdown := healthCheck{name: "shutdown"}
+	if p.draining.Load() {
+		shutdown.err = errors.New("the proxy is shutting down")
+	}
+	return []healthCheck{{name: "ping"}, backends, shutdown}
 }

@@ -109,6 +109,8 @@ type Proxy struct {
 	rr      atomic.Uint64
 	started time.Time
 
+	draining atomic.Bool // set by Drain: /readyz fails
+
 	disc      discoveryCache
 	openAPIV2 openAPIV2Cache
 

@@ -176,7 +176,7 @@ func TestHealth_ProxyAnswersLivezAndReadyz(t *testing.T) {
 	if code, body := get(t, srv.URL+"/livez"); code != http.StatusOK || body != "ok" {
 		t.Errorf("/livez: %d %q", code, body)
 	}
-	if code, body := get(t, srv.URL+"/readyz?verbose"); code != http.StatusOK || body != "[+]ping ok\n[+]backends ok\nreadyz check passed\n" {
+	if code, body := get(t, srv.URL+"/readyz?verbose"); code != http.StatusOK || body != "[+]ping ok\n[+]backends ok\n[+]shutdown ok\nreadyz check passed\n" {
 		t.Errorf("/readyz?verbose: %d %q", code, body)
 	}
 	before := f.hits.Load()
@@ -190,10 +190,23 @@ func TestHealth_ProxyAnswersLivezAndReadyz(t *testing.T) {
 		return code == http.StatusInternalServerError
 	})
 	code, body := get(t, srv.URL+"/readyz")
-	if want := "[+]ping ok\n[-]backends failed: none of 1 kube-apiservers is ready\nreadyz check failed\n"; body != want {
+	if want := "[+]ping ok\n[-]backends failed: none of 1 kube-apiservers is ready\n[+]shutdown ok\nreadyz check failed\n"; body != want {
 		t.Errorf("/readyz with no backend ready: %d %q, want %q", code, body, want)
 	}
 	if code, _ := get(t, srv.URL+"/livez"); code != http.StatusOK {
 		t.Errorf("/livez with no backend ready: %d, want 200 (the process is fine)", code)
+	}
+}
+
+func TestHealth_DrainFailsReadyzButServes(t *testing.T) {
+	f := newFake(t, "a", "v1.36.3", "v1/configmaps")
+	p, srv := startProxy(t, Options{}, f)
+	p.Drain()
+	code, body := get(t, srv.URL+"/readyz")
+	if want := "[+]ping ok\n[+]backends ok\n[-]shutdown failed: the proxy is shutting down\nreadyz check failed\n"; code != http.StatusInternalServerError || body != want {
+		t.Errorf("/readyz while draining: %d %q, want 500 %q", code, body, want)
+	}
+	if code, body := get(t, srv.URL+"/api/v1/namespaces/default/configmaps/x"); code != http.StatusOK {
+		t.Errorf("a request while draining: %d %s, want it served", code, body)
 	}
 }

@@ -64,6 +64,7 @@ type proxyOptions struct {
 	HealthInterval    time.Duration
 	ReadHeaderTimeout time.Duration
 	MaxBodyBytes      int64
+	ShutdownDelay     time.Duration // keep serving, not ready, after SIGTERM
 }
 
 func newProxyCmd() *cobra.Command {
@@ -126,10 +127,13 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.DurationVar(&opts.HealthInterval, "health-interval", time.Second, "how often each server's /readyz is checked")
 	f.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "close connections whose request headers take longer")
 	f.Int64Var(&opts.MaxBodyBytes, "max-request-body-bytes", proxy.DefaultMaxRequestBodyBytes, "largest request body accepted (413 beyond)")
+	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, keep serving this long with /readyz failing, so that load balancers stop sending requests before the listener closes (as kube-apiserver's flag of the same name)")
 	return cmd
 }
 
-func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) error {
+// runProxy serves until stop ends (a signal), then drains for
+// --shutdown-delay-duration and shuts down.
+func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions) error {
 	log, err := newLogger(stderr, opts.LogFormat, opts.LogLevel)
 	if err != nil {
 		return err
@@ -150,7 +154,7 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 			return inputError(err)
 		}
 		endpointSlices = client
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(stop, 30*time.Second)
 		found, err := proxy.EndpointSliceBackends(ctx, client)
 		cancel()
 		if err != nil {
@@ -200,8 +204,24 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, opts proxyOptions) 
 	if err != nil {
 		return inputError(err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(stop))
 	defer cancel()
+	go func() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop.Done():
+		}
+		p.Drain()
+		if opts.ShutdownDelay > 0 {
+			log.Info("shutting down: /readyz fails, requests are still served", "delay", opts.ShutdownDelay.String())
+			select {
+			case <-time.After(opts.ShutdownDelay):
+			case <-ctx.Done():
+			}
+		}
+		cancel()
+	}()
 	if err := followRules(ctx, stderr, log, p, opts, restConfig); err != nil {
 		return err
 	}

@@ -107,7 +107,7 @@ current-context: ctx
 	out := filepath.Join(dir, "proxy.kubeconfig")
 	ctx, cancel := context.WithCancel(context.Background())
 	root := newRootCmd("mvpctl")
-	root.SetArgs([]string{"proxy", "--kubeconfig", kubeconfig, "--listen", addr, "--write-kubeconfig", out, "--health-interval", "50ms"})
+	root.SetArgs([]string{"proxy", "--kubeconfig", kubeconfig, "--listen", addr, "--write-kubeconfig", out, "--health-interval", "50ms", "--shutdown-delay-duration", "3s"})
 	var stderr bytes.Buffer
 	root.SetOut(io.Discard)
 	root.SetErr(&stderr)
@@ -155,6 +155,35 @@ current-context: ctx
 	resp.Body.Close()
 	if tok := <-seen; tok != "Bearer client-token" {
 		t.Errorf("backend saw Authorization %q, want the client's token passed through", tok)
+	}
+
+	// Asked to stop, the proxy fails /readyz but keeps serving for
+	// --shutdown-delay-duration.
+	rc, _ := clientcmd.BuildConfigFromFlags("", out)
+	tr, _ := restTransport(rc)
+	cancel()
+	get := func(path string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, rc.Host+path, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("%s while draining: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for deadline := time.Now().Add(2500 * time.Millisecond); ; {
+		code, body := get("/readyz?verbose")
+		if code == http.StatusInternalServerError && strings.Contains(body, "[-]shutdown failed") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz after the stop signal: %d %q", code, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, body := get("/api/v1/namespaces/default/configmaps/x"); code != http.StatusOK {
+		t.Errorf("a request while draining: %d %s", code, body)
 	}
 }
 
