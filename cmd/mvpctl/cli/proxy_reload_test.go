@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// TestProxyCmd_ReloadsRulesFile edits the --rules file of a running proxy:
+// the emulated version appears in discovery when the rule is added, and
+// goes when it is removed; a broken edit changes nothing.
+func TestProxyCmd_ReloadsRulesFile(t *testing.T) {
+	backend := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/readyz":
+			io.WriteString(w, "ok")
+		case "/version":
+			io.WriteString(w, `{"major":"1","minor":"36","gitVersion":"v1.36.3"}`)
+		case "/api":
+			io.WriteString(w, `{"kind":"APIVersions","versions":["v1"]}`)
+		case "/api/v1":
+			io.WriteString(w, `{"kind":"APIResourceList","groupVersion":"v1","resources":[]}`)
+		case "/apis":
+			io.WriteString(w, `{"kind":"APIGroupList","groups":[{"name":"myapps.example.com","versions":[{"groupVersion":"myapps.example.com/v1beta1","version":"v1beta1"}],"preferredVersion":{"groupVersion":"myapps.example.com/v1beta1","version":"v1beta1"}}]}`)
+		case "/apis/myapps.example.com/v1beta1":
+			io.WriteString(w, `{"kind":"APIResourceList","groupVersion":"myapps.example.com/v1beta1","resources":[{"name":"customresources","singularName":"customresource","namespaced":true,"kind":"CustomResource","verbs":["get","list"]}]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer backend.Close()
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	const routingOnly = `apiVersion: mvp.k8s.io/v1
+kind: TransformationRules
+metadata: {name: r}
+spec:
+  apiRoutingRules:
+  - {apiGroup: myapps.example.com, resource: customresources, preferApiServerVersion: ">=1.36"}
+`
+	const withMigration = routingOnly + `  apiMigrationRules:
+  - apiGroup: myapps.example.com
+    resource: customresources
+    fromVersion: v1alpha1
+    toVersion: v1beta1
+    transformations:
+    - {path: spec.legacyTimeout, action: rename, targetPath: spec.requestTimeoutSeconds}
+`
+	write := func(data string) {
+		// Written whole and renamed into place, as editors and ConfigMap
+		// volumes do.
+		tmp := rulesFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, rulesFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(routingOnly)
+
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	kubeconfig := filepath.Join(dir, "proxy.kubeconfig")
+	ctx, cancel := context.WithCancel(context.Background())
+	root := newRootCmd("mvpctl")
+	root.SetArgs([]string{"proxy", "--backend", backend.URL, "--insecure-skip-tls-verify", "--listen", addr,
+		"--write-kubeconfig", kubeconfig, "--health-interval", "50ms", "--rules", rulesFile})
+	var stderr lockedBuffer
+	root.SetOut(io.Discard)
+	root.SetErr(&stderr)
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("proxy exited with %v; stderr: %s", err, stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("proxy did not stop")
+		}
+	}()
+
+	// versions reads the group's versions through the proxy.
+	var tr http.RoundTripper
+	var host string
+	versions := func() string {
+		if tr == nil {
+			rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return "no kubeconfig yet"
+			}
+			if tr, err = restTransport(rc); err != nil {
+				t.Fatal(err)
+			}
+			host = rc.Host
+		}
+		req, _ := http.NewRequest(http.MethodGet, host+"/apis/myapps.example.com", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	waitFor := func(what string, ok func(string) bool) {
+		t.Helper()
+		var last string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if last = versions(); ok(last) {
+				return
+			}
+		}
+		t.Fatalf("%s: /apis/myapps.example.com through the proxy is %s\nstderr: %s", what, last, stderr.String())
+	}
+	served := func(s string) bool { return strings.Contains(s, `"version":"v1beta1"`) }
+	emulated := func(s string) bool { return strings.Contains(s, `"version":"v1alpha1"`) }
+
+	waitFor("routing rules only", func(s string) bool { return served(s) && !emulated(s) })
+	write(withMigration)
+	waitFor("migration rule added", func(s string) bool { return served(s) && emulated(s) })
+	write(withMigration + "    - {path: spec.x, action: explode}\n")
+	waitFor("a broken edit logged", func(string) bool { return strings.Contains(stderr.String(), "rules files rejected") })
+	if s := versions(); !emulated(s) {
+		t.Errorf("a broken edit replaced the rules: %s", s)
+	}
+	write(routingOnly)
+	waitFor("migration rule removed", func(s string) bool { return served(s) && !emulated(s) })
+}
+
+// lockedBuffer is the proxy's stderr, read by the test while it runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
