@@ -133,7 +133,8 @@ func isConnectionClosed(err error) bool {
 // process dies. Only the last case can have applied the request; a second
 // attempt is then harmless for an update (409, its resourceVersion no longer
 // matches), a delete (404) or a create with a name (409), and it is not made
-// where a repeat would change the outcome: JSON patches and generateName.
+// where a repeat would change the outcome: JSON patches and creates with
+// generateName (in whatever encoding, see generatesName).
 func repeatableUnanswered(req *http.Request, rt *route) bool {
 	if !replayable(req) {
 		return false
@@ -145,7 +146,7 @@ func repeatableUnanswered(req *http.Request, rt *route) bool {
 		mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 		return mt != "application/json-patch+json"
 	case http.MethodPost:
-		return rt.bodyBytes != nil && !bytes.Contains(rt.bodyBytes, []byte(`"generateName"`))
+		return rt.bodyBytes != nil && !generatesName(rt.bodyBytes, req.Header.Get("Content-Type"))
 	}
 	return false
 }

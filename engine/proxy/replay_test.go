@@ -1,0 +1,97 @@
+package proxy
+
+import (
+	"bytes"
+	"net/http"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+
+	"github.com/mvpctl/mvpctl/rules"
+)
+
+// protobufConfigMap encodes a ConfigMap as client-go's typed clients send
+// it.
+func protobufConfigMap(t *testing.T, meta metav1.ObjectMeta) []byte {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta, Data: map[string]string{"k": "generateName"}}
+	var buf bytes.Buffer
+	if err := protobuf.NewSerializer(scheme, scheme).Encode(cm, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestGeneratesName(t *testing.T) {
+	const pb = "application/vnd.kubernetes.protobuf"
+	for _, tc := range []struct {
+		name, contentType string
+		body              []byte
+		want              bool
+	}{
+		{"JSON generateName", "application/json", []byte(`{"kind":"ConfigMap","metadata":{"generateName":"x-"}}`), true},
+		{"JSON name", "application/json", []byte(`{"kind":"ConfigMap","metadata":{"name":"x"}}`), false},
+		{"JSON generateName of a template only", "application/json", []byte(`{"kind":"Job","metadata":{"name":"j"},"spec":{"template":{"metadata":{"generateName":"p-"}}}}`), false},
+		{"JSON with charset", "application/json; charset=utf-8", []byte(`{"metadata":{"generateName":"x-"}}`), true},
+		{"YAML generateName", "application/yaml", []byte("kind: ConfigMap\nmetadata:\n  generateName: x-\n"), true},
+		{"YAML name", "application/yaml", []byte("kind: ConfigMap\nmetadata:\n  name: x\n"), false},
+		{"protobuf generateName", pb, protobufConfigMap(t, metav1.ObjectMeta{GenerateName: "gen-", Annotations: map[string]string{"a": "b"}}), true},
+		{"protobuf name", pb, protobufConfigMap(t, metav1.ObjectMeta{Name: "x", Annotations: map[string]string{"a": "generateName"}}), false},
+		{"protobuf name and generateName", pb, protobufConfigMap(t, metav1.ObjectMeta{Name: "x", GenerateName: "x-"}), true},
+		{"protobuf without the magic", pb, []byte("\x0a\x02hi"), true},
+		{"protobuf truncated", pb, protobufConfigMap(t, metav1.ObjectMeta{Name: "x"})[:12], true},
+		{"JSON that does not parse", "application/json", []byte(`{"metadata":`), true},
+		{"CBOR, not read", "application/cbor", []byte{0xa1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := generatesName(tc.body, tc.contentType); got != tc.want {
+				t.Errorf("generatesName = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A create that reached a server that died without answering is sent on
+// only when it names its object: a protobuf generateName create (what
+// client-go sends) would otherwise be applied twice.
+func TestProxy_UnansweredProtobufCreateIsRepeatedOnlyWithAName(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		meta     metav1.ObjectMeta
+		repeated bool
+	}{
+		{"generateName", metav1.ObjectMeta{GenerateName: "gen-"}, false},
+		{"name", metav1.ObjectMeta{Name: "named"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			closing := closingBackend(t)
+			alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
+			_, srv := startProxy(t, Options{
+				HealthInterval: 1e9 * 3600,
+				RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+			}, closing, alive)
+			doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", "") // a keep-alive connection to closing
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+cmPath, bytes.NewReader(protobufConfigMap(t, tc.meta)))
+			req.Header.Set("Content-Type", "application/vnd.kubernetes.protobuf")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			want, wantHits := http.StatusBadGateway, int64(0)
+			if tc.repeated {
+				want, wantHits = http.StatusOK, 1
+			}
+			if resp.StatusCode != want || alive.hits.Load() != wantHits {
+				t.Errorf("POST = %d with %d requests to alive, want %d and %d", resp.StatusCode, alive.hits.Load(), want, wantHits)
+			}
+		})
+	}
+}
