@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -10,12 +11,16 @@ import (
 	"github.com/mvpctl/mvpctl/rules"
 )
 
+// labelsPath is where a labelSelector looks.
+var labelsPath = rules.Path{{Kind: rules.StepKey, Key: "metadata"}, {Kind: rules.StepKey, Key: "labels"}}
+
 // rewriteSelectors translates a fieldSelector on the requested version to
-// the served one: a field a rule renames is renamed; a field another step
-// touches (a changed value, a jq expression) cannot be translated and is
-// rejected with a 400 naming the rule. A labelSelector passes unless a rule
-// changes labels. metadata.name and metadata.namespace are the same in
-// every version.
+// the served one: a field a rule renames is renamed; a field another step may
+// change (a changed value, a jq expression that may write it) cannot be
+// translated and is rejected with a 400 naming the rule and the step. A
+// labelSelector passes unless a step may change labels, judged the same way
+// (rules.Transformation.MayChange). metadata.name and metadata.namespace are
+// the same in every version.
 func (em *emulation) rewriteSelectors(q url.Values) error {
 	fs, ls := q.Get("fieldSelector"), q.Get("labelSelector")
 	if fs == "" && ls == "" {
@@ -27,9 +32,10 @@ func (em *emulation) rewriteSelectors(q url.Values) error {
 	}
 	if ls != "" {
 		for _, p := range progs {
-			for _, t := range p.Rule.Transformations {
-				if pathTouches(t.Path, "metadata.labels") || pathTouches(t.TargetPath, "metadata.labels") {
-					return fmt.Errorf("labelSelector cannot be used on the emulated version %s: rule %s changes labels (%s)", em.t.requested, p.RuleID, t.Path)
+			for i, t := range p.Rule.Transformations {
+				if why, may := t.MayChange(labelsPath); may {
+					return fmt.Errorf("labelSelector cannot be used on the emulated version %s: rule %s, transformations[%d] may change labels: %s",
+						em.t.requested, p.RuleID, i, why)
 				}
 			}
 		}
@@ -57,32 +63,41 @@ func (em *emulation) rewriteSelectors(q url.Values) error {
 	return nil
 }
 
-// renameField follows one forward program's steps for a selector's field.
+// renameField follows one program's steps, in the order it runs them, for a
+// selector's field: a rename of exactly the field renames it; any other
+// step that may change it makes the selector untranslatable.
 func renameField(p *rules.Program, field string) (string, error) {
-	for _, t := range p.Rule.Transformations {
-		switch {
-		case t.Action == rules.ActionRename && t.Path == field:
-			field = t.TargetPath
-		case t.Path == "" || pathTouches(t.Path, field) || pathTouches(t.TargetPath, field):
-			what := t.Path
-			if what == "" {
-				what = "the whole object"
+	path, err := rules.ParsePath(field)
+	if err != nil {
+		return "", fmt.Errorf("invalid fieldSelector field %q: %v", field, err)
+	}
+	order := make([]int, len(p.Rule.Transformations))
+	for i := range order {
+		order[i] = i
+	}
+	if p.Direction == rules.Reverse {
+		slices.Reverse(order)
+	}
+	for _, i := range order {
+		t := p.Rule.Transformations[i]
+		if t.Action == rules.ActionRename {
+			from, to := t.Path, t.TargetPath
+			if p.Direction == rules.Reverse {
+				from, to = to, from
 			}
-			return "", fmt.Errorf("fieldSelector on %s cannot be translated to %s: rule %s converts %s (%s)", field, p.To, p.RuleID, what, t.Action)
+			if fp, err := rules.ParsePath(from); err == nil && fp.Concrete() && slices.Equal(fp, path) {
+				if path, err = rules.ParsePath(to); err != nil || !path.Concrete() {
+					return "", fmt.Errorf("fieldSelector on %s cannot be translated to %s: rule %s, transformations[%d] moves it to %s", field, p.To, p.RuleID, i, to)
+				}
+				field = to
+				continue
+			}
+		}
+		if why, may := t.MayChange(path); may {
+			return "", fmt.Errorf("fieldSelector on %s cannot be translated to %s: rule %s, transformations[%d] may change it: %s", field, p.To, p.RuleID, i, why)
 		}
 	}
 	return field, nil
-}
-
-// pathTouches reports whether two field paths overlap: equal, or one inside
-// the other.
-func pathTouches(a, b string) bool {
-	if a == "" || b == "" {
-		return false
-	}
-	a, b = strings.ReplaceAll(a, "[*]", ""), strings.ReplaceAll(b, "[*]", "")
-	return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(b, a+".") ||
-		strings.HasPrefix(a, b+"[") || strings.HasPrefix(b, a+"[")
 }
 
 // encodeQuery encodes the inner request's query (sorted by key; the
