@@ -47,6 +47,9 @@ type emulation struct {
 	e    *emulator
 	t    emulatedTarget
 	info *request.RequestInfo
+	// outer is the client's request's route (nil in tests that build an
+	// emulation by hand).
+	outer *route
 }
 
 // emulationKey is the context key of a request's *emulation: the inner
@@ -56,6 +59,7 @@ type emulationKey struct{}
 
 // innerKey marks the requests an emulation sends through the proxy: the
 // client's request is counted once, as emulated, not again for each of them.
+// Its value is the client's *route, which takes the backend that answered.
 type innerKey struct{}
 
 func emulationFrom(ctx context.Context) *emulation {
@@ -182,7 +186,7 @@ func findResource(groups []apidiscoveryv2.APIGroupDiscovery, gv schema.GroupVers
 // emulate serves a request for a version no ready backend serves when the
 // rules lead from it to one that a ready backend serves. It reports false,
 // having written nothing, when they do not.
-func (p *Proxy) emulate(w http.ResponseWriter, r *http.Request, info *request.RequestInfo) bool {
+func (p *Proxy) emulate(w http.ResponseWriter, r *http.Request, info *request.RequestInfo, outer *route) bool {
 	u := p.discoveryUnion()
 	if u == nil || u.rules.emu == nil {
 		return false
@@ -191,7 +195,7 @@ func (p *Proxy) emulate(w http.ResponseWriter, r *http.Request, info *request.Re
 	if !ok || !p.Serves(t.served.Group, t.served.Version, t.resource) {
 		return false
 	}
-	em := &emulation{e: u.rules.emu, t: t, info: info}
+	em := &emulation{e: u.rules.emu, t: t, info: info, outer: outer}
 	em.serve(w, r)
 	return true
 }
@@ -252,7 +256,7 @@ func (em *emulation) serve(w http.ResponseWriter, r *http.Request) {
 
 // innerRequest is the request to the served version, routed like any other.
 func (em *emulation) innerRequest(ctx context.Context, r *http.Request, method, path string, query map[string][]string, body []byte, contentType, accept string) *http.Request {
-	in := r.Clone(context.WithValue(ctx, innerKey{}, true))
+	in := r.Clone(context.WithValue(ctx, innerKey{}, em.outer))
 	in.Method = method
 	in.URL.Path, in.URL.RawPath = path, ""
 	in.URL.RawQuery = encodeQuery(query)

@@ -119,8 +119,12 @@ func (p *Proxy) observe(rec *recorder, r *http.Request, rt *route) {
 			}
 		}
 	}
-	if r.Context().Value(innerKey{}) == nil {
+	if outer, inner := r.Context().Value(innerKey{}).(*route); !inner {
 		p.metrics.requests.WithLabelValues(backendName, group, version, resource, verb, strconv.Itoa(code), rt.decision).Inc()
+	} else if outer != nil && rt.backend != nil {
+		// An emulation's requests to the served version are not counted;
+		// the client's request is, under the backend that answered the last.
+		outer.backend = rt.backend
 	}
 	if !rt.sent.IsZero() && !rt.received.IsZero() && !rec.written.IsZero() {
 		over := rt.sent.Sub(rt.start)

@@ -425,7 +425,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A version no ready backend serves is emulated when the rules lead from
 	// it to a version a ready backend serves: one nobody lists, and one whose
 	// servers are all down, such as the last old server of a rolling upgrade.
-	if info.IsResourceRequest && (!known || len(cands) == 0) && p.emulate(w, r, info) {
+	if info.IsResourceRequest && (!known || len(cands) == 0) && p.emulate(w, r, info, rt) {
 		rt.decision = decisionEmulated
 		return
 	}
