@@ -131,6 +131,10 @@ user and groups, which the proxy's own identity must be allowed.`,
 	return cmd
 }
 
+// startupReadyWait bounds how long a starting proxy holds connections
+// while no backend has answered its health probe yet.
+const startupReadyWait = 3 * time.Second
+
 // runProxy serves until stop ends (a signal), then drains for
 // --shutdown-delay-duration and shuts down.
 func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions) error {
@@ -272,6 +276,13 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 		go func() { <-ctx.Done(); msrv.Close() }()
 		log.Info("serving metrics", "address", mln.Addr().String())
 	}
+	// Until the first health probes answer, every request would be a 503
+	// with Retry-After: 1, and a restarted proxy would cost its clients a
+	// second: connections wait in the listen backlog instead, a few seconds
+	// at most.
+	readyCtx, readyCancel := context.WithTimeout(ctx, startupReadyWait)
+	_ = p.WaitReady(readyCtx)
+	readyCancel()
 	log.Info("serving the Kubernetes API", "address", srv.Addr().String(), "backends", len(backends))
 	go func() { errc <- srv.Serve(ctx) }()
 	select {
