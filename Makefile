@@ -7,7 +7,7 @@ VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || ech
 COMMIT        ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS       := -X github.com/mvpctl/mvpctl/cmd/mvpctl/cli.version=$(VERSION) -X github.com/mvpctl/mvpctl/cmd/mvpctl/cli.commit=$(COMMIT)
 
-.PHONY: all build test vet bench example demo bench-proxy
+.PHONY: all build test vet bench example demo bench-proxy roundtrip
 
 all: build
 
@@ -24,6 +24,16 @@ test: vet
 bench:
 	MVPCTL_BENCH=1 $(GO) test -count=1 -run TestConvertRatios -v ./engine | grep -v '^[-=]'
 	$(GO) test -run '^$$' -bench BenchmarkConvert -benchmem ./engine
+
+# Round trips at scale: 10,000 generated objects per shipped rule set and
+# direction, converted to the other version and back (docs/reliability.md).
+# Prints one line per rule set and direction; the full log is in $(BIN).
+ROUNDTRIP_N ?= 10000
+roundtrip:
+	@mkdir -p $(BIN)
+	@MVPCTL_ROUNDTRIP_N=$(ROUNDTRIP_N) $(GO) test -count=1 -timeout 60m -run TestRoundTripAtScale -v ./engine > $(BIN)/roundtrip.log 2>&1; rc=$$?; \
+	  sed -n 's/^ *roundtrip_scale_test.go:[0-9]*: roundtrip: //p' $(BIN)/roundtrip.log; \
+	  if [ $$rc -ne 0 ]; then grep -v '^=== RUN' $(BIN)/roundtrip.log | tail -60; fi; exit $$rc
 
 # Converts the seed example both ways with the bundled rules.
 example: build
