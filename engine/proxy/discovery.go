@@ -41,7 +41,11 @@ type discoveryUnion struct {
 	legacyAPIGroups    []byte            // legacy /apis
 	legacy             map[string][]byte // legacy /api/v1, /apis/<g>, /apis/<g>/<v>
 	legacyVersions     []string          // versions of the core group
-	openAPIV3          []byte            // /openapi/v3 index
+	// openAPIV3Paths is the backends' /openapi/v3 index (path → URL); nil
+	// when no backend has one.
+	openAPIV3Paths map[string]string
+	// openAPI holds the emulated versions' documents, built on first use.
+	openAPI emulatedOpenAPI
 	// rules are the rules the union was built with; emulated maps each
 	// group/version/resource they can emulate to its served version (nil
 	// without a converter). Emulation uses both, so that what discovery
@@ -92,10 +96,11 @@ func (p *Proxy) serveDiscovery(w http.ResponseWriter, r *http.Request, info *req
 		}
 		return true
 	case "/openapi/v3":
-		if u.openAPIV3 == nil {
+		index := p.emulatedDocs(r.Context(), u).index
+		if index == nil {
 			return false
 		}
-		serveWithETag(w, r, "application/json", u.openAPIV3, etagOf(u.openAPIV3))
+		serveWithETag(w, r, "application/json", index, etagOf(index))
 		return true
 	}
 	body, ok := u.legacy[path]
@@ -268,7 +273,16 @@ func (p *Proxy) buildUnion() *discoveryUnion {
 	}
 	add("/api/", coreResources)
 	add("/apis/", resources)
-	u.openAPIV3 = mergeOpenAPIV3Index(states, p.emulatedOpenAPIV3(emulated))
+	for _, st := range states {
+		for path, url := range st.caps.openAPIV3 {
+			if u.openAPIV3Paths == nil {
+				u.openAPIV3Paths = map[string]string{}
+			}
+			if _, ok := u.openAPIV3Paths[path]; !ok {
+				u.openAPIV3Paths[path] = url
+			}
+		}
+	}
 	return u
 }
 
@@ -307,18 +321,17 @@ func mergeGroups(lists [][]apidiscoveryv2.APIGroupDiscovery) []apidiscoveryv2.AP
 	return out
 }
 
-// mergeOpenAPIV3Index is the union of the backends' /openapi/v3 indexes; a
-// path served by several backends points to the newest one's document.
-func mergeOpenAPIV3Index(states []*backendState, extra map[string]string) []byte {
+// mergeOpenAPIV3Index is the /openapi/v3 index of the backends' union (a
+// path served by several backends points to the newest one's document) and
+// of the emulated versions' documents, named by their hash.
+func mergeOpenAPIV3Index(backends map[string]string, emulated map[string][]byte) []byte {
 	paths := map[string]map[string]string{}
-	for p, u := range extra {
-		paths[p] = map[string]string{"serverRelativeURL": u}
+	for p, doc := range emulated {
+		paths[p] = map[string]string{"serverRelativeURL": "/openapi/v3/" + p + "?hash=" + etagOf(doc)}
 	}
-	for _, st := range states {
-		for p, u := range st.caps.openAPIV3 {
-			if _, ok := paths[p]; !ok {
-				paths[p] = map[string]string{"serverRelativeURL": u}
-			}
+	for p, u := range backends {
+		if _, ok := paths[p]; !ok {
+			paths[p] = map[string]string{"serverRelativeURL": u}
 		}
 	}
 	if len(paths) == 0 {

@@ -52,5 +52,7 @@
 // forward, and answers are converted back (objects whole, lists and Tables
 // item by item, watches event by event, Status untouched). Discovery lists
 // each emulated version as its group's least preferred one. Emulated paths
-// speak JSON only. docs/emulation.md has the details.
+// speak JSON only. The OpenAPI of an emulated version (/openapi/v3 and
+// /openapi/v2) comes from Options.OpenAPIV3 or from the schema its CRD keeps
+// for it. docs/emulation.md has the details.
 package proxy

@@ -35,8 +35,9 @@ type openAPIV2Cache struct {
 
 // serveOpenAPIV2 answers /openapi/v2 with the union of the ready backends'
 // documents: paths and definitions of every server, the newest server's
-// winning where they overlap. The backends' documents are revalidated with
-// If-None-Match on each request, so a CRD change shows at once.
+// winning where they overlap, then those of the emulated versions no backend
+// lists. The backends' documents are revalidated with If-None-Match on each
+// request, so a CRD change shows at once.
 func (p *Proxy) serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
@@ -110,6 +111,12 @@ func (p *Proxy) mergedOpenAPIV2(ctx context.Context, wantProto bool) ([]byte, st
 	}
 	if len(docs) == 0 {
 		return nil, "", fmt.Errorf("no kube-apiserver answered")
+	}
+	// The emulated versions' documents come last: a backend's entries win.
+	if u := p.discoveryUnion(); u != nil {
+		emu := p.emulatedDocs(ctx, u)
+		docs = append(docs, emu.v2...)
+		fmt.Fprintf(&key, "emulated=%s;", emu.v2Key)
 	}
 	c := &p.openAPIV2
 	c.mu.Lock()

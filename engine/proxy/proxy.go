@@ -72,9 +72,10 @@ type Options struct {
 	// OpenAPIV3 holds OpenAPI v3 documents of versions that may be emulated,
 	// keyed by their /openapi/v3 path (apis/policy/v1beta1), e.g. from an
 	// older cluster or release ([OpenAPIV3Path] finds the key). A document is
-	// served, and listed in the /openapi/v3 index, while its version is
-	// emulated and no backend lists it. Nil means emulated versions have no
-	// schema (kubectl explain does not know them).
+	// served, listed in the /openapi/v3 index and converted into /openapi/v2
+	// while its version is emulated and no backend lists it. It takes
+	// precedence over the schema a CRD keeps for a version it no longer
+	// serves, which is used otherwise. Nil means only those.
 	OpenAPIV3 map[string][]byte
 }
 
@@ -113,6 +114,8 @@ type Proxy struct {
 
 	disc      discoveryCache
 	openAPIV2 openAPIV2Cache
+	// openAPIFromV2 caches the OpenAPI v2 form of the Options.OpenAPIV3 documents.
+	openAPIFromV2 sync.Map // path → convertedV2
 
 	mu      sync.Mutex // guards runCtx and pollers
 	runCtx  context.Context
