@@ -7,8 +7,12 @@ E2E_VERSIONS   ?= v1.35.4,v1.36.3
 E2E_TIMEOUT    ?= 30m
 # Extra flags for go test, e.g. E2E_TESTFLAGS='-run Baseline -v'.
 E2E_TESTFLAGS  ?=
+# How long `make soak` loads the proxy, and the bound of the whole run
+# (start-up and the wait for idle connections to close come on top).
+E2E_SOAK_DURATION ?= 10m
+E2E_SOAK_TIMEOUT  ?= 40m
 
-.PHONY: e2e-bins e2e e2e-dumps
+.PHONY: e2e-bins e2e e2e-dumps soak
 
 # Builds etcd, kube-apiserver and kubectl into the cache
 # ($MVPCTL_E2E_CACHE, else $XDG_CACHE_HOME/mvpctl-e2e); skips what is there.
@@ -25,3 +29,9 @@ e2e: e2e-bins
 # Regenerates testdata/clusters/<version>/ from real servers.
 e2e-dumps: e2e-bins
 	cd e2e && $(GO) run ./cmd/dump-clusters -out ../testdata/clusters -versions '$(E2E_VERSIONS)'
+
+# Soak of mvpctl proxy (not part of e2e): mixed load for E2E_SOAK_DURATION,
+# sampling the proxy's memory, goroutines and descriptors every 10s.
+# MVPCTL_E2E_SOAK_REPORT=path writes the figures as Markdown.
+soak: e2e-bins
+	cd e2e && MVPCTL_E2E_SOAK=1 MVPCTL_E2E_SOAK_DURATION=$(E2E_SOAK_DURATION) $(GO) test -count=1 -timeout $(E2E_SOAK_TIMEOUT) -run 'TestProxy_Soak$$' -v ./proxy/
