@@ -17,7 +17,7 @@ const leakCheckEnv = "MVPCTL_DEBUG_LEAK_CHECK"
 
 // leakCheckTimeout is how long goroutines that are winding down (pollers
 // whose request was cancelled, connections being closed) may take.
-const leakCheckTimeout = 5 * time.Second
+var leakCheckTimeout = 5 * time.Second
 
 // checkGoroutineLeaks runs the check of leakCheckEnv; without it, it does
 // nothing.
