@@ -7,7 +7,7 @@ VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || ech
 COMMIT        ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS       := -X github.com/mvpctl/mvpctl/cmd/mvpctl/cli.version=$(VERSION) -X github.com/mvpctl/mvpctl/cmd/mvpctl/cli.commit=$(COMMIT)
 
-.PHONY: all build test vet bench example demo bench-proxy roundtrip
+.PHONY: all build test vet bench example demo bench-proxy roundtrip fuzz
 
 all: build
 
@@ -34,6 +34,24 @@ roundtrip:
 	@MVPCTL_ROUNDTRIP_N=$(ROUNDTRIP_N) $(GO) test -count=1 -timeout 60m -run TestRoundTripAtScale -v ./engine > $(BIN)/roundtrip.log 2>&1; rc=$$?; \
 	  sed -n 's/^ *roundtrip_scale_test.go:[0-9]*: roundtrip: //p' $(BIN)/roundtrip.log; \
 	  if [ $$rc -ne 0 ]; then grep -v '^=== RUN' $(BIN)/roundtrip.log | tail -60; fi; exit $$rc
+
+# Every fuzz target in the module, one after the other (go test -fuzz takes
+# one target at a time), FUZZTIME each. Prints the executions per target;
+# each target's log is in $(BIN), and a failing input is written to the
+# package's testdata/fuzz/ (commit it as a regression seed with the fix).
+# Every new interesting input is minimized too, up to FUZZMINIMIZETIME
+# (go test's default, 60s, can eat a whole FUZZTIME on slow targets).
+FUZZTIME ?= 30s
+FUZZMINIMIZETIME ?= 5s
+fuzz:
+	@mkdir -p $(BIN)
+	@rc=0; for entry in $$(grep -rHo --include='*_test.go' --exclude-dir=e2e --exclude-dir=testdata '^func Fuzz[A-Za-z0-9_]*' . | sed 's/:func /:/' | sort); do \
+	  file=$${entry%%:*}; name=$${entry##*:}; dir=$$(dirname $$file); log=$(BIN)/fuzz-$$name.log; \
+	  if $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$dir > $$log 2>&1; then result=ok; else result=FAIL; rc=1; fi; \
+	  execs=$$(grep -o 'execs: [0-9]*' $$log | tail -1 | cut -d' ' -f2); \
+	  printf '%-24s %-16s %12s execs in %s  %s\n' $$name $$dir "$${execs:-?}" $(FUZZTIME) $$result; \
+	  if [ $$result = FAIL ]; then grep -A20 -- '--- FAIL' $$log | head -40; fi; \
+	done; exit $$rc
 
 # Converts the seed example both ways with the bundled rules.
 example: build
