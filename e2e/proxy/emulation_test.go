@@ -80,13 +80,43 @@ spec:
               replicas: {type: integer}
 `
 
+// crdKeepsV1alpha1 is crdV1beta1Only that keeps v1alpha1 in spec.versions,
+// no longer served, with its schema, as CRDs usually do: the proxy builds
+// v1alpha1's OpenAPI from it.
+const crdKeepsV1alpha1 = crdV1beta1Only + `  - name: v1alpha1
+    served: false
+    storage: false
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer}
+              stateManagement: {type: string, description: "How the app keeps its state: ephemeral or durable."}
+              config:
+                type: object
+                properties:
+                  legacyTimeout: {type: integer, description: "Request timeout in seconds (requestTimeoutSeconds in v1beta1)."}
+                  retries: {type: integer}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+`
+
 var (
 	crV1alpha1 = schema.GroupVersionResource{Group: "myapps.example.com", Version: "v1alpha1", Resource: "customresources"}
 	crV1beta1  = schema.GroupVersionResource{Group: "myapps.example.com", Version: "v1beta1", Resource: "customresources"}
 )
 
-// emulationSetup is one control plane of the newer version, the CRD above,
-// and a proxy given the seed rules and the built-in rules of testdata/rules.
+// emulationSetup is one control plane of the newer version, the CRD that
+// keeps v1alpha1's schema, and a proxy given the seed rules and the built-in
+// rules of testdata/rules.
 func emulationSetup(t *testing.T) (*framework.ControlPlane, *proxyProcess, string) {
 	t.Helper()
 	cp := framework.Start(t, framework.Options{Versions: []string{newVersion}})
@@ -101,7 +131,7 @@ func emulationSetup(t *testing.T) (*framework.ControlPlane, *proxyProcess, strin
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	direct := cp.Server(0).Kubeconfig
-	if out, err := kubectl(t, ctx, direct, "apply", "-f", write("crd.yaml", crdV1beta1Only)); err != nil {
+	if out, err := kubectl(t, ctx, direct, "apply", "-f", write("crd.yaml", crdKeepsV1alpha1)); err != nil {
 		t.Fatalf("creating the CRD: %v\n%s", err, out)
 	}
 	if out, err := kubectl(t, ctx, direct, "wait", "--for=condition=Established", "crd/customresources.myapps.example.com", "--timeout=60s"); err != nil {
@@ -239,6 +269,78 @@ spec:
 		}
 	})
 
+	t.Run("OpenAPIFromTheCRDsOldVersion", func(t *testing.T) {
+		// kubectl explain reads v1alpha1's /openapi/v3 document, which the
+		// proxy builds from the schema the CRD keeps for v1alpha1.
+		out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "explain", "customresources.spec.config", "--api-version=myapps.example.com/v1alpha1")
+		flat := strings.Join(strings.Fields(out), " ")
+		if err != nil || !strings.Contains(flat, "VERSION: v1alpha1") || !strings.Contains(flat, "legacyTimeout <integer>") ||
+			!strings.Contains(flat, "Request timeout in seconds (requestTimeoutSeconds in v1beta1).") || strings.Contains(flat, "requestTimeoutSeconds <") {
+			t.Errorf("kubectl explain --api-version=myapps.example.com/v1alpha1: %v\n%s", err, out)
+		}
+		// A misspelled field is refused, and nothing is created.
+		typo := strings.NewReplacer("name: seed", "name: typo", "legacyTimeout: 30", "legacyTimout: 30").Replace(manifest)
+		out, err = kubectlIn(t, ctx, nil, typo, p.Kubeconfig, "apply", "--validate=strict", "-f", "-")
+		t.Logf("kubectl apply --validate=strict of a misspelled field: %v\n%s", err, out)
+		if err == nil || !strings.Contains(out, `unknown field "spec.config.legacyTimout"`) {
+			t.Errorf("a v1alpha1 manifest with a misspelled field was not refused: %v\n%s", err, out)
+		}
+		if _, err := dyn.Resource(crV1alpha1).Namespace("default").Get(ctx, "typo", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the misspelled object: %v", err)
+		}
+		// /openapi/v2 has the emulated versions: v1alpha1 from the CRD,
+		// policy/v1beta1 from --openapi-from.
+		raw, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "get", "--raw", "/openapi/v2")
+		if err != nil {
+			t.Fatalf("/openapi/v2: %v", err)
+		}
+		var v2 struct {
+			Paths       map[string]json.RawMessage
+			Definitions map[string]struct {
+				Properties map[string]json.RawMessage
+			}
+		}
+		if err := json.Unmarshal([]byte(raw), &v2); err != nil {
+			t.Fatal(err)
+		}
+		if cr := v2.Definitions["com.example.myapps.v1alpha1.CustomResource"]; !strings.Contains(string(cr.Properties["spec"]), "legacyTimeout") ||
+			v2.Paths["/apis/myapps.example.com/v1alpha1/namespaces/{namespace}/customresources/{name}"] == nil {
+			t.Errorf("/openapi/v2 lacks v1alpha1: %s", cr.Properties["spec"])
+		}
+		if v2.Definitions["io.k8s.api.policy.v1beta1.PodDisruptionBudget"].Properties["spec"] == nil || v2.Definitions["io.k8s.api.core.v1.Pod"].Properties == nil {
+			t.Errorf("/openapi/v2 lacks policy/v1beta1 or the servers' own definitions")
+		}
+		t.Logf("/openapi/v2 through the proxy: %d bytes, %d definitions, %d paths", len(raw), len(v2.Definitions), len(v2.Paths))
+	})
+
+	t.Run("LabelSelectors", func(t *testing.T) {
+		// The seed rules leave labels alone: the selector goes to the server.
+		out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "get", res, "-n", "default", "-l", "app=seed", "-o", "name")
+		if err != nil || strings.TrimSpace(out) != "customresource.myapps.example.com/seed" {
+			t.Errorf("kubectl get -l app=seed: %v\n%s", err, out)
+		}
+		// A whole-object jq step that writes a label: 400 naming the rule
+		// and the step.
+		jqRules := strings.TrimSuffix(seedRules, "\n") + `
+    - action: jq
+      description: v1alpha1 objects carry a legacy label
+      forward: 'del(.metadata.labels["myapps.example.com/legacy"])'
+      reverse: '.metadata.labels["myapps.example.com/legacy"] = "true"'
+`
+		rulesFile := filepath.Join(dir, "jq-labels.yaml")
+		os.WriteFile(rulesFile, []byte(jqRules), 0o644)
+		p2 := startProxy(t, cp, "--rules", rulesFile)
+		out, err = kubectlIn(t, ctx, nil, "", p2.Kubeconfig, "get", res, "-n", "default", "-l", "app=seed")
+		t.Logf("kubectl get -l through a proxy whose jq step writes labels: %v\n%s", err, out)
+		if err == nil || !strings.Contains(out, "BadRequest") || !strings.Contains(out, "labelSelector cannot be used on the emulated version myapps.example.com/v1alpha1") ||
+			!strings.Contains(out, "rule customresources.myapps.example.com/v1alpha1->v1beta1, transformations[2]") {
+			t.Errorf("kubectl get -l: %v\n%s", err, out)
+		}
+		if out, err := kubectlIn(t, ctx, nil, "", p2.Kubeconfig, "get", res, "-n", "default", "-o", "name"); err != nil || !strings.Contains(out, "/seed") {
+			t.Errorf("kubectl get without a selector: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("Patches", func(t *testing.T) {
 		for _, tc := range []struct {
 			args []string
@@ -343,6 +445,22 @@ spec:
 		_, err := dyn.Resource(crV1beta1).Namespace("default").Get(ctx, "seed", metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("after delete: %v", err)
+		}
+	})
+
+	t.Run("MetricsNameTheBackend", func(t *testing.T) {
+		// Emulated requests are counted under the server that answered.
+		n := 0
+		for _, line := range strings.Split(p.metricsText(t), "\n") {
+			if strings.HasPrefix(line, "mvpctl_proxy_requests_total{") && strings.Contains(line, `decision="emulated"`) && strings.Contains(line, `code="200"`) {
+				n++
+				if strings.Contains(line, `backend=""`) {
+					t.Errorf("no backend: %s", line)
+				}
+			}
+		}
+		if n == 0 {
+			t.Error("no emulated request was counted")
 		}
 	})
 }
