@@ -186,7 +186,7 @@ func TestProxy_BadInput(t *testing.T) {
 				`[]`,
 				`null`,
 				`"a string"`,
-				"{\"apiVersion\":\"myapps.example.com/v1alpha1\",\"kind\":\"Customresource\",\"metadata\":{\"name\":\"\xff\"}",
+				"{\"apiVersion\":\"myapps.example.com/v1alpha1\",\"kind\":\"Customresource\",\"metadata\":{\"name\":\"\xff\"}", // unclosed
 				obj(`{"config":{"legacyTimeout":30}`),
 				obj(`{"config":{"legacyTimeout":30}}`) + `{}`,
 				obj(`{"a":1,}`),
@@ -203,6 +203,22 @@ func TestProxy_BadInput(t *testing.T) {
 				if env.fake.hits.Load() != before {
 					t.Errorf("%q reached the backend", body)
 				}
+			}
+		}},
+		{"invalid UTF-8 in a string on an emulated path", func(t *testing.T) {
+			// Not malformed for Go's JSON decoders, the apiserver's
+			// included: the bytes become U+FFFD and validation judges the
+			// value.
+			resp, err := env.h2.Post(env.url(emulatedCRs), "application/json", strings.NewReader(obj("{\"x\":\"\xff\"}")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var e echo
+			json.Unmarshal(data, &e)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(e.Body, "\"x\":\"\ufffd\"") {
+				t.Fatalf("%s %s, want the object forwarded with U+FFFD", resp.Status, data)
 			}
 		}},
 		{"JSON nested 10,000 deep on an emulated path", func(t *testing.T) {
@@ -293,9 +309,14 @@ func TestProxy_BadInput(t *testing.T) {
 			}
 			b.WriteString("\r\n")
 			resp, _ := env.rawRoundTrip(t, b.String())
-			if resp != nil && resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+			if resp == nil {
+				t.Log("connection closed")
+				return
+			}
+			if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 				t.Fatalf("got %s, want 431 or a closed connection", resp.Status)
 			}
+			t.Log(resp.Status)
 		}},
 		{"10,000 small headers are forwarded, HTTP/2 and HTTP/1.1", func(t *testing.T) {
 			// Under the 1 MiB header limit, kube-apiserver's too: they
