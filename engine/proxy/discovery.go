@@ -60,12 +60,25 @@ func (p *Proxy) serveDiscovery(w http.ResponseWriter, r *http.Request, info *req
 	if info.IsResourceRequest || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		return false
 	}
+	if r.Context().Value(passThroughKey{}) != nil {
+		return false
+	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	if doc, ok := strings.CutPrefix(path, "/openapi/v3/"); ok && p.serveEmulatedOpenAPIV3(w, r, doc) {
-		return true
+	// Everything below is answered only to clients a backend would answer
+	// (mayReadUnion); OpenAPI documents are probed with the small index.
+	if doc, ok := strings.CutPrefix(path, "/openapi/v3/"); ok {
+		if u := p.discoveryUnion(); u == nil || !u.listsEmulated(doc) {
+			return false
+		}
+		if !p.mayReadUnion(w, r, "/openapi/v3") {
+			return true
+		}
+		return p.serveEmulatedOpenAPIV3(w, r, doc)
 	}
 	if path == "/openapi/v2" {
-		p.serveOpenAPIV2(w, r)
+		if p.mayReadUnion(w, r, "/openapi/v3") {
+			p.serveOpenAPIV2(w, r)
+		}
 		return true
 	}
 	isDiscovery := path == "/api" || path == "/apis" || path == "/openapi/v3" ||
@@ -78,6 +91,9 @@ func (p *Proxy) serveDiscovery(w http.ResponseWriter, r *http.Request, info *req
 	if u == nil {
 		// No backend has been read yet: let a backend answer.
 		return false
+	}
+	if !p.mayReadUnion(w, r, path) {
+		return true
 	}
 	switch path {
 	case "/api", "/apis":

@@ -111,6 +111,7 @@ type Proxy struct {
 	started time.Time
 
 	draining atomic.Bool // set by Drain: /readyz fails
+	access   accessCache // who may read discovery from the union
 
 	disc      discoveryCache
 	openAPIV2 openAPIV2Cache

@@ -1,0 +1,101 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// accessTTL is how long a backend's "yes" to a client's credentials for a
+// discovery path is trusted, as kube-rbac-proxy caches its reviews: a
+// revoked token can read discovery for this long at most.
+const accessTTL = 10 * time.Second
+
+// accessCache remembers which credentials a backend let read which
+// discovery or OpenAPI path, so that the proxy answers those from the union
+// of its backends only to clients the cluster would answer (kube-apiserver
+// grants discovery to system:authenticated, not to anonymous users).
+type accessCache struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]time.Time // expiry
+}
+
+// passThroughKey marks the probe a discovery request sends to a backend: it
+// is not answered from the union (that would ask again).
+type passThroughKey struct{}
+
+// mayReadUnion reports whether the client may read what the proxy is about
+// to answer at r from the union of its backends. It asks a backend with the
+// client's own credentials (a GET of probePath, through the proxy's usual
+// routing and identity handling): any answer the apiserver gives after
+// authorizing (2xx, 304, 404) means yes. Otherwise it writes the backend's
+// answer (401, 403, 503) to the client and reports false.
+func (p *Proxy) mayReadUnion(w http.ResponseWriter, r *http.Request, probePath string) bool {
+	key := credentialsKey(r, probePath)
+	now := time.Now()
+	p.access.mu.Lock()
+	exp, ok := p.access.m[key]
+	p.access.mu.Unlock()
+	if ok && now.Before(exp) {
+		return true
+	}
+	// Marked as an inner request: the client's request is the one counted.
+	ctx := context.WithValue(context.WithValue(r.Context(), passThroughKey{}, true), innerKey{}, (*route)(nil))
+	probe := r.Clone(ctx)
+	probe.Method = http.MethodGet
+	probe.URL.Path, probe.URL.RawPath, probe.URL.RawQuery = probePath, "", ""
+	probe.RequestURI = probePath
+	probe.Header.Set("Accept", "application/json")
+	probe.Header.Del("If-None-Match")
+	probe.Body, probe.ContentLength = http.NoBody, 0
+	b := &bufferedResponse{header: http.Header{}}
+	p.ServeHTTP(b, probe)
+	switch code := b.code; {
+	case code == 0, code < 300, code == http.StatusNotModified, code == http.StatusNotFound:
+		p.access.mu.Lock()
+		if p.access.m == nil || len(p.access.m) > 10000 {
+			p.access.m = map[[sha256.Size]byte]time.Time{}
+		}
+		p.access.m[key] = now.Add(accessTTL)
+		p.access.mu.Unlock()
+		return true
+	}
+	b.writeTo(w)
+	return false
+}
+
+// credentialsKey identifies everything a backend authenticates and
+// authorizes a discovery request by: the bearer token, the verified client
+// certificate, the impersonation headers, and the path.
+func credentialsKey(r *http.Request, path string) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte(path))
+	h.Write([]byte{0})
+	h.Write([]byte(r.Header.Get("Authorization")))
+	h.Write([]byte{0})
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+		h.Write(r.TLS.PeerCertificates[0].Raw)
+	}
+	var names []string
+	for k := range r.Header {
+		if strings.HasPrefix(k, "Impersonate-") {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		h.Write([]byte{0})
+		h.Write([]byte(k))
+		for _, v := range r.Header[k] {
+			h.Write([]byte{1})
+			h.Write([]byte(v))
+		}
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
+}
