@@ -618,12 +618,14 @@ func (f *faultRig) duringCreates(t *testing.T, round int) {
 func metricSum(text, name string, match map[string]string) float64 {
 	sum := 0.0
 	for line := range strings.Lines(text) {
-		rest, ok := strings.CutPrefix(line, name+"{")
-		if !ok {
-			continue
-		}
-		labels, value, ok := strings.Cut(rest, "} ")
-		if !ok {
+		var labels, value string
+		if rest, ok := strings.CutPrefix(line, name+"{"); ok {
+			if labels, value, ok = strings.Cut(rest, "} "); !ok {
+				continue
+			}
+		} else if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			value = rest
+		} else {
 			continue
 		}
 		all := true
