@@ -214,6 +214,14 @@ func (p *Proxy) Run(ctx context.Context) {
 	}()
 }
 
+// stopping is the context of Run, done when the proxy stops; nil before
+// Run.
+func (p *Proxy) stopping() context.Context {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.runCtx
+}
+
 // list is the current set of backends.
 func (p *Proxy) list() []*backend { return *p.set.Load() }
 
@@ -416,6 +424,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rt.identity = identity
 	rt.longRunning = isLongRunning(r, info)
+	if rt.longRunning {
+		// Watches, logs and upgraded connections end when the proxy stops
+		// (Run's context), as kube-apiserver ends them at shutdown: clients
+		// resume elsewhere instead of holding the shutdown until its grace
+		// period runs out.
+		if stopping := p.stopping(); stopping != nil {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(stopping, cancel)()
+			r = r.WithContext(ctx)
+		}
+	}
 
 	if info.IsResourceRequest {
 		rt.key = gvr{info.APIGroup, info.APIVersion, info.Resource}

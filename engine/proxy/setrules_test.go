@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -208,5 +210,54 @@ func TestHealth_DrainFailsReadyzButServes(t *testing.T) {
 	}
 	if code, body := get(t, srv.URL+"/api/v1/namespaces/default/configmaps/x"); code != http.StatusOK {
 		t.Errorf("a request while draining: %d %s, want it served", code, body)
+	}
+}
+
+// A watch through the proxy ends when the proxy stops, so that shutting
+// down does not wait for clients that would otherwise keep it open.
+func TestStop_EndsWatches(t *testing.T) {
+	f := newFake(t, "a", "v1.36.3", "v1/configmaps")
+	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x"}}}`+"\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	p, err := New(Options{Backends: []Backend{f.backend()}, HealthInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	p.Run(ctx)
+	if err := p.WaitReady(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/v1/namespaces/default/configmaps?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"ADDED"`) {
+		t.Fatalf("first event: %q %v", line, err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		t.Fatalf("the watch ended before the proxy stopped: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	stop()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch is still open 10s after the proxy stopped")
 	}
 }
