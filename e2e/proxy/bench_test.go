@@ -35,12 +35,14 @@ import (
 
 // benchVariant is one way of reaching the apiserver.
 type benchVariant struct {
-	name string
-	url  string
-	pids func() []int // processes whose CPU time is the proxy's; nil for direct
+	name       string
+	url        string
+	metricsURL string       // mvpctl's, for profiles
+	pids       func() []int // processes whose CPU time is the proxy's; nil for direct
 }
 
 type benchScenario struct {
+	id          string // for MVPCTL_E2E_BENCH_SCENARIOS
 	name        string
 	path        func() string
 	concurrency int
@@ -60,6 +62,26 @@ type benchSample struct {
 // (default and tuned), nginx and mvpctl proxy, variants interleaved over
 // several rounds. It runs only with MVPCTL_E2E_BENCH=1 and writes a Markdown
 // table to MVPCTL_E2E_BENCH_REPORT when set.
+//
+// While iterating:
+//   - MVPCTL_E2E_BENCH_ROUNDS=N: rounds (3).
+//   - MVPCTL_E2E_BENCH_SCENARIOS=get1,get16,list: the scenarios to run (all).
+//   - MVPCTL_E2E_BENCH_DURATION=20s: each scenario's duration (4s, 6s for
+//     the LIST), e.g. for longer CPU profiles.
+//   - MVPCTL_E2E_BENCH_VARIANTS=nginx,256,mvpctl: keep only the variants
+//     whose name contains one of these (direct is always kept).
+//   - MVPCTL_E2E_BENCH_MVPCTL="GOGC=200;/tmp/mvpctl-old --some-flag": more
+//     mvpctl proxy variants, ';'-separated, each a list of environment
+//     variables, a binary (a path) and flags, measured interleaved with the
+//     others: A/B comparisons of runtime settings or of two builds.
+//     cgroup=DIR runs the variant in that (existing) cgroup, e.g. one with a
+//     CPU limit.
+//   - MVPCTL_E2E_BENCH_PAIRED=1: then the same rounds again with every
+//     proxy driven at the same time, each with the scenario's concurrency:
+//     CPU per request as a ratio to mvpctl proxy's in the same round, which
+//     the machine's other load affects alike.
+//   - MVPCTL_E2E_BENCH_PROFILE=DIR: a CPU profile of every mvpctl variant in
+//     every scenario and round, DIR/<variant>-<scenario>-r<round>.pprof.
 func TestProxy_Benchmark(t *testing.T) {
 	if os.Getenv("MVPCTL_E2E_BENCH") == "" {
 		t.Skip("set MVPCTL_E2E_BENCH=1 to run the proxy benchmark")
@@ -90,13 +112,45 @@ func TestProxy_Benchmark(t *testing.T) {
 	if v, ok := startNginx(t, dir, s.URL, cp.PKI.CAFile); ok {
 		variants = append(variants, v)
 	}
-	p := startProxy(t, cp, "--log-level", "warn")
-	variants = append(variants, benchVariant{name: "mvpctl proxy", url: p.URL, pids: func() []int { return []int{p.cmd.Process.Pid} }})
+	profileDir := os.Getenv("MVPCTL_E2E_BENCH_PROFILE")
+	proxyArgs := []string{"--log-level", "warn"}
+	if profileDir != "" {
+		proxyArgs = append(proxyArgs, "--profiling")
+	}
+	p := startProxy(t, cp, proxyArgs...)
+	variants = append(variants, benchVariant{name: "mvpctl proxy", url: p.URL, metricsURL: p.MetricsURL, pids: func() []int { return []int{p.cmd.Process.Pid} }})
+	for spec := range strings.SplitSeq(os.Getenv("MVPCTL_E2E_BENCH_MVPCTL"), ";") {
+		if spec = strings.TrimSpace(spec); spec != "" {
+			variants = append(variants, startBenchProxy(t, cp, spec, profileDir != ""))
+		}
+	}
+	if keep := os.Getenv("MVPCTL_E2E_BENCH_VARIANTS"); keep != "" {
+		variants = slices.DeleteFunc(variants, func(v benchVariant) bool {
+			if v.name == "direct" {
+				return false
+			}
+			for k := range strings.SplitSeq(keep, ",") {
+				if k != "" && strings.Contains(v.name, k) {
+					return false
+				}
+			}
+			return true
+		})
+	}
 
 	scenarios := []benchScenario{
-		{"GET one ConfigMap, concurrency 1", func() string { return fmt.Sprintf("/api/v1/namespaces/bench/configmaps/cm-%03d", mrand.IntN(500)) }, 1, 4 * time.Second},
-		{"GET one ConfigMap, concurrency 16", func() string { return fmt.Sprintf("/api/v1/namespaces/bench/configmaps/cm-%03d", mrand.IntN(500)) }, 16, 4 * time.Second},
-		{"LIST 500 ConfigMaps (2.5 MB), concurrency 4", func() string { return "/api/v1/namespaces/bench/configmaps" }, 4, 6 * time.Second},
+		{"get1", "GET one ConfigMap, concurrency 1", func() string { return fmt.Sprintf("/api/v1/namespaces/bench/configmaps/cm-%03d", mrand.IntN(500)) }, 1, 4 * time.Second},
+		{"get16", "GET one ConfigMap, concurrency 16", func() string { return fmt.Sprintf("/api/v1/namespaces/bench/configmaps/cm-%03d", mrand.IntN(500)) }, 16, 4 * time.Second},
+		{"list", "LIST 500 ConfigMaps (2.5 MB), concurrency 4", func() string { return "/api/v1/namespaces/bench/configmaps" }, 4, 6 * time.Second},
+	}
+	if d, err := time.ParseDuration(os.Getenv("MVPCTL_E2E_BENCH_DURATION")); err == nil && d > 0 {
+		for i := range scenarios {
+			scenarios[i].duration = d
+		}
+	}
+	if only := os.Getenv("MVPCTL_E2E_BENCH_SCENARIOS"); only != "" {
+		ids := strings.Split(only, ",")
+		scenarios = slices.DeleteFunc(scenarios, func(sc benchScenario) bool { return !slices.Contains(ids, sc.id) })
 	}
 	client := benchClient()
 	// Warm every path (connections, caches) before measuring.
@@ -112,7 +166,21 @@ func TestProxy_Benchmark(t *testing.T) {
 			off := (round + si) % len(order)
 			order = append(order[off:], order[:off]...)
 			for _, v := range order {
+				var prof chan struct{}
+				if profileDir != "" && v.metricsURL != "" {
+					prof = make(chan struct{})
+					go func() {
+						defer close(prof)
+						name := fmt.Sprintf("%s-%s-r%d.pprof", strings.NewReplacer(" ", "_", "/", "_", "(", "", ")", "").Replace(v.name), sc.id, round)
+						if err := cpuProfile(ctx, v.metricsURL, sc.duration-time.Second, filepath.Join(profileDir, name)); err != nil {
+							t.Logf("profile %s: %v", name, err)
+						}
+					}()
+				}
 				smp := runScenario(ctx, client, v, sc, cp.PKI.Token, sc.duration)
+				if prof != nil {
+					<-prof
+				}
 				if results[sc.name] == nil {
 					results[sc.name] = map[string][]benchSample{}
 				}
@@ -124,12 +192,154 @@ func TestProxy_Benchmark(t *testing.T) {
 		}
 	}
 	report := benchTable(variants, scenarios, results, rounds)
+	if os.Getenv("MVPCTL_E2E_BENCH_PAIRED") != "" {
+		report += pairedRounds(ctx, t, client, variants, scenarios, rounds, cp.PKI.Token)
+	}
 	t.Log("\n" + report)
 	if path := os.Getenv("MVPCTL_E2E_BENCH_REPORT"); path != "" {
 		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 			t.Error(err)
 		}
 	}
+}
+
+// pairedRounds drives all proxies at once per scenario and round and
+// reports each one's CPU per request and its ratio to mvpctl proxy's.
+func pairedRounds(ctx context.Context, t *testing.T, client *http.Client, variants []benchVariant, scenarios []benchScenario, rounds int, token string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Paired: every proxy driven at the same time, %d rounds; medians of the CPU per request and of its per-round ratio to mvpctl proxy's.\n\n", rounds)
+	for _, sc := range scenarios {
+		cpu := map[string][]float64{}
+		for range rounds {
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for _, v := range variants {
+				if v.pids == nil {
+					continue
+				}
+				wg.Go(func() {
+					smp := runScenario(ctx, client, v, sc, token, sc.duration)
+					if smp.errors > 0 {
+						t.Errorf("paired %s via %s: %d errors", sc.name, v.name, smp.errors)
+					}
+					if smp.requests > 0 {
+						mu.Lock()
+						cpu[v.name] = append(cpu[v.name], float64(smp.cpu)/float64(smp.requests))
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+		}
+		fmt.Fprintf(&b, "**%s**\n\n| variant | proxy CPU/request | ×mvpctl proxy |\n|---|---:|---:|\n", sc.name)
+		ref := cpu["mvpctl proxy"]
+		for _, v := range variants {
+			c := cpu[v.name]
+			if v.pids == nil || len(c) == 0 {
+				continue
+			}
+			var ratios []float64
+			for i := range min(len(c), len(ref)) {
+				if ref[i] > 0 {
+					ratios = append(ratios, c[i]/ref[i])
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | ×%.2f |\n", v.name, dur(median(c)), median(ratios))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// startBenchProxy starts another mvpctl proxy variant: spec lists
+// environment variables (KEY=VALUE), a binary (a path; default: this
+// checkout's) and flags.
+func startBenchProxy(t *testing.T, cp *framework.ControlPlane, spec string, profiling bool) benchVariant {
+	t.Helper()
+	bin := mvpctl(t)
+	var env, flags []string
+	var cgroup string
+	for _, f := range strings.Fields(spec) {
+		switch {
+		case strings.HasPrefix(f, "cgroup="):
+			cgroup = strings.TrimPrefix(f, "cgroup=")
+		case strings.HasPrefix(f, "-"):
+			flags = append(flags, f)
+		case strings.HasPrefix(f, "/"):
+			bin = f
+		case strings.Contains(f, "="):
+			env = append(env, f)
+		default:
+			flags = append(flags, f) // a flag's value
+		}
+	}
+	port, mport := freePort(t), freePort(t)
+	args := []string{"proxy",
+		"--listen", "127.0.0.1:" + strconv.Itoa(port),
+		"--metrics-listen", "127.0.0.1:" + strconv.Itoa(mport),
+		"--kubeconfig", cp.Server(0).Kubeconfig, "--context", "admin",
+		"--log-level", "warn",
+	}
+	if profiling {
+		args = append(args, "--profiling")
+	}
+	for _, s := range cp.Servers() {
+		args = append(args, "--backend", s.URL)
+	}
+	cmd := exec.Command(bin, append(args, flags...)...)
+	if cgroup != "" {
+		// Join the cgroup before mvpctl starts, so that the Go runtime
+		// sees its CPU limit from the beginning.
+		cmd = exec.Command("sh", append([]string{"-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, cgroup, bin}, append(args, flags...)...)...)
+	}
+	cmd.Env = append(os.Environ(), env...)
+	logf, err := os.Create(filepath.Join(t.TempDir(), "proxy.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); logf.Close() })
+	url := "https://127.0.0.1:" + strconv.Itoa(port)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := client.Get(url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mvpctl proxy (%s) not ready: %v", spec, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return benchVariant{name: "mvpctl proxy (" + spec + ")", url: url, metricsURL: "http://127.0.0.1:" + strconv.Itoa(mport),
+		pids: func() []int { return []int{cmd.Process.Pid} }}
+}
+
+// cpuProfile writes a CPU profile of d (whole seconds, at least one) from
+// mvpctl's /debug/pprof.
+func cpuProfile(ctx context.Context, metricsURL string, d time.Duration, path string) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", metricsURL, max(1, int(d/time.Second))), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 // benchClient speaks HTTP/2 and does not ask for gzip (kubectl --disable-compression;
