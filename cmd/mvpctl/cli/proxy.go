@@ -210,6 +210,7 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(stop))
 	defer cancel()
+	followCPULimit(ctx, log, 30*time.Second, func() (float64, bool) { return cgroupCPULimit("/") })
 	go func() {
 		select {
 		case <-ctx.Done():
