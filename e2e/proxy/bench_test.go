@@ -251,9 +251,10 @@ func pairedRounds(ctx context.Context, t *testing.T, client *http.Client, varian
 	return b.String()
 }
 
-// startBenchProxy starts another mvpctl proxy variant: spec lists
-// environment variables (KEY=VALUE), a binary (a path; default: this
-// checkout's) and flags.
+// startBenchProxy starts another mvpctl proxy variant with startProxy's
+// backends, credentials and client CA: spec lists environment variables
+// (KEY=VALUE), a binary (a path; default: this checkout's), flags and
+// cgroup=DIR.
 func startBenchProxy(t *testing.T, cp *framework.ControlPlane, spec string, profiling bool) benchVariant {
 	t.Helper()
 	bin := mvpctl(t)
@@ -278,6 +279,7 @@ func startBenchProxy(t *testing.T, cp *framework.ControlPlane, spec string, prof
 		"--listen", "127.0.0.1:" + strconv.Itoa(port),
 		"--metrics-listen", "127.0.0.1:" + strconv.Itoa(mport),
 		"--kubeconfig", cp.Server(0).Kubeconfig, "--context", "admin",
+		"--client-ca-file", cp.PKI.CAFile,
 		"--log-level", "warn",
 	}
 	if profiling {
