@@ -324,7 +324,12 @@ func TestProxy_BadInput(t *testing.T) {
 			for _, c := range []*http.Client{env.h2, env.h1} {
 				got := make(chan int, 1)
 				env.fake.setHandler(func(w http.ResponseWriter, r *http.Request) {
-					got <- len(r.Header)
+					// The proxy may send a GET again when its first
+					// connection broke: keep the first count.
+					select {
+					case got <- len(r.Header):
+					default:
+					}
 					w.Header().Set("Content-Type", "application/json")
 					io.WriteString(w, `{"kind":"ConfigMap"}`)
 				})
@@ -336,11 +341,11 @@ func TestProxy_BadInput(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				io.Copy(io.Discard, resp.Body)
+				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				env.fake.setHandler(nil)
 				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("%s", resp.Status)
+					t.Fatalf("%s: %s", resp.Status, body)
 				}
 				if n := <-got; n < 10000 {
 					t.Errorf("the backend got %d headers", n)
