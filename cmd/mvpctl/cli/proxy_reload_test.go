@@ -1,20 +1,14 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestProxyCmd_ReloadsRulesFile edits the --rules file of a running proxy:
@@ -71,45 +65,11 @@ spec:
 	}
 	write(routingOnly)
 
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
-	kubeconfig := filepath.Join(dir, "proxy.kubeconfig")
-	ctx, cancel := context.WithCancel(context.Background())
-	root := newRootCmd("mvpctl")
-	root.SetArgs([]string{"proxy", "--backend", backend.URL, "--insecure-skip-tls-verify", "--listen", addr,
-		"--write-kubeconfig", kubeconfig, "--health-interval", "50ms", "--rules", rulesFile})
-	var stderr lockedBuffer
-	root.SetOut(io.Discard)
-	root.SetErr(&stderr)
-	done := make(chan error, 1)
-	go func() { done <- root.ExecuteContext(ctx) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("proxy exited with %v; stderr: %s", err, stderr.String())
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("proxy did not stop")
-		}
-	}()
-
+	run := startProxyCmd(t, "--backend", backend.URL, "--insecure-skip-tls-verify", "--health-interval", "50ms", "--rules", rulesFile)
+	host, tr, _ := run.client(t)
+	stderr := run.stderr
 	// versions reads the group's versions through the proxy.
-	var tr http.RoundTripper
-	var host string
 	versions := func() string {
-		if tr == nil {
-			rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-			if err != nil {
-				return "no kubeconfig yet"
-			}
-			if tr, err = restTransport(rc); err != nil {
-				t.Fatal(err)
-			}
-			host = rc.Host
-		}
 		req, _ := http.NewRequest(http.MethodGet, host+"/apis/myapps.example.com", nil)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
@@ -142,22 +102,4 @@ spec:
 	}
 	write(routingOnly)
 	waitFor("migration rule removed", func(s string) bool { return served(s) && !emulated(s) })
-}
-
-// lockedBuffer is the proxy's stderr, read by the test while it runs.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

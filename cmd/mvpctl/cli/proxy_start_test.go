@@ -1,20 +1,12 @@
 package cli
 
 import (
-	"context"
-	"encoding/pem"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestProxyCmd_HoldsRequestsUntilABackendIsReady: a request that reaches a
@@ -48,59 +40,11 @@ func TestProxyCmd_HoldsRequestsUntilABackendIsReady(t *testing.T) {
 		}
 	}))
 	defer backend.Close()
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "backend-ca.pem")
-	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: backend.Certificate().Raw}), 0o644)
-	kubeconfig := filepath.Join(dir, "in.kubeconfig")
-	os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: %s, certificate-authority: %s}}]
-users: [{name: u, user: {token: client-token}}]
-contexts: [{name: ctx, context: {cluster: c, user: u}}]
-current-context: ctx
-`, backend.URL, ca)), 0o600)
-
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
-	out := filepath.Join(dir, "proxy.kubeconfig")
-	ctx, cancel := context.WithCancel(context.Background())
-	root := newRootCmd("mvpctl")
-	root.SetArgs([]string{"proxy", "--kubeconfig", kubeconfig, "--listen", addr, "--write-kubeconfig", out})
-	root.SetOut(io.Discard)
-	root.SetErr(io.Discard)
-	done := make(chan error, 1)
-	go func() { done <- root.ExecuteContext(ctx) }()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("proxy did not stop")
-		}
-	}()
-
 	// The kubeconfig is written once the proxy listens, before it probes.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(out); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no kubeconfig written")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := restTransport(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := startProxyCmd(t, "--kubeconfig", backendKubeconfig(t, backend, "client-token"))
+	host, tr, _ := run.client(t)
 	start := time.Now()
-	req, _ := http.NewRequest(http.MethodGet, rc.Host+"/api/v1/namespaces/default/configmaps/x", nil)
+	req, _ := http.NewRequest(http.MethodGet, host+"/api/v1/namespaces/default/configmaps/x", nil)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,7 @@ package cli
 
 import (
 	"bytes"
-	"context"
-	"crypto/tls"
-	"encoding/pem"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,9 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 func TestProxyCmd_UsageErrors(t *testing.T) {
@@ -89,113 +81,52 @@ func TestProxyCmd_ServesThroughWrittenKubeconfig(t *testing.T) {
 		}
 	}))
 	defer backend.Close()
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "backend-ca.pem")
-	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: backend.Certificate().Raw}), 0o644)
-	kubeconfig := filepath.Join(dir, "in.kubeconfig")
-	os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: %s, certificate-authority: %s}}]
-users: [{name: u, user: {token: client-token}}]
-contexts: [{name: ctx, context: {cluster: c, user: u}}]
-current-context: ctx
-`, backend.URL, ca)), 0o600)
-
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
-	out := filepath.Join(dir, "proxy.kubeconfig")
-	ctx, cancel := context.WithCancel(context.Background())
-	root := newRootCmd("mvpctl")
-	root.SetArgs([]string{"proxy", "--kubeconfig", kubeconfig, "--listen", addr, "--write-kubeconfig", out, "--health-interval", "50ms", "--shutdown-delay-duration", "3s"})
-	var stderr bytes.Buffer
-	root.SetOut(io.Discard)
-	root.SetErr(&stderr)
-	done := make(chan error, 1)
-	go func() { done <- root.ExecuteContext(ctx) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("proxy exited with %v; stderr: %s", err, stderr.String())
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("proxy did not stop")
+	run := startProxyCmd(t, "--kubeconfig", backendKubeconfig(t, backend, "client-token"), "--health-interval", "50ms", "--shutdown-delay-duration", "3s")
+	host, tr, token := run.client(t)
+	get := func(path string) (int, string, error) {
+		req, _ := http.NewRequest(http.MethodGet, host+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
 		}
-	}()
-
-	deadline := time.Now().Add(10 * time.Second)
-	var resp *http.Response
-	for {
-		rc, err := clientcmd.BuildConfigFromFlags("", out)
-		if err == nil {
-			var tr http.RoundTripper
-			tr, err = restTransport(rc)
-			if err == nil {
-				req, _ := http.NewRequest(http.MethodGet, rc.Host+"/api/v1/namespaces/default/configmaps/x", nil)
-				if rc.BearerToken != "" {
-					req.Header.Set("Authorization", "Bearer "+rc.BearerToken)
-				}
-				resp, err = tr.RoundTrip(req)
-				if err == nil && resp.StatusCode == http.StatusOK {
-					break
-				}
-				if err == nil {
-					resp.Body.Close()
-					err = fmt.Errorf("HTTP %d", resp.StatusCode)
-				}
-			}
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		code, body, err := get("/api/v1/namespaces/default/configmaps/x")
+		if err == nil && code == http.StatusOK {
+			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no answer through the proxy: %v; stderr: %s", err, stderr.String())
+			t.Fatalf("no answer through the proxy: %d %s %v; stderr: %s", code, body, err, run.stderr)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	resp.Body.Close()
 	if tok := <-seen; tok != "Bearer client-token" {
 		t.Errorf("backend saw Authorization %q, want the client's token passed through", tok)
 	}
 
 	// Asked to stop, the proxy fails /readyz but keeps serving for
 	// --shutdown-delay-duration.
-	rc, _ := clientcmd.BuildConfigFromFlags("", out)
-	tr, _ := restTransport(rc)
-	cancel()
-	get := func(path string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, rc.Host+path, nil)
-		resp, err := tr.RoundTrip(req)
+	run.cancel()
+	for deadline := time.Now().Add(2500 * time.Millisecond); ; time.Sleep(10 * time.Millisecond) {
+		code, body, err := get("/readyz?verbose")
 		if err != nil {
-			t.Fatalf("%s while draining: %v", path, err)
+			t.Fatalf("/readyz while draining: %v", err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	for deadline := time.Now().Add(2500 * time.Millisecond); ; {
-		code, body := get("/readyz?verbose")
 		if code == http.StatusInternalServerError && strings.Contains(body, "[-]shutdown failed") {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("/readyz after the stop signal: %d %q", code, body)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	if code, body := get("/api/v1/namespaces/default/configmaps/x"); code != http.StatusOK {
-		t.Errorf("a request while draining: %d %s", code, body)
+	if code, body, err := get("/api/v1/namespaces/default/configmaps/x"); err != nil || code != http.StatusOK {
+		t.Errorf("a request while draining: %d %s %v", code, body, err)
 	}
-}
-
-func restTransport(rc *rest.Config) (http.RoundTripper, error) {
-	tc, err := rest.TLSConfigFor(rc)
-	if err != nil {
-		return nil, err
-	}
-	if tc == nil {
-		tc = &tls.Config{}
-	}
-	return &http.Transport{TLSClientConfig: tc}, nil
 }
 
 func TestLoadOpenAPIV3(t *testing.T) {

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// backendKubeconfig writes a kubeconfig for a TLS test backend: its CA, and
+// a user with a bearer token.
+func backendKubeconfig(t *testing.T, backend *httptest.Server, token string) string {
+	t.Helper()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "backend-ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: backend.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(dir, "in.kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %s, certificate-authority: %s}}]
+users: [{name: u, user: {token: %s}}]
+contexts: [{name: ctx, context: {cluster: c, user: u}}]
+current-context: ctx
+`, backend.URL, ca, token)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
+}
+
+// proxyRun is `mvpctl proxy` running in-process for one test, on a free
+// loopback port, writing its kubeconfig. It is stopped, and must exit
+// cleanly, when the test ends.
+type proxyRun struct {
+	stderr     *lockedBuffer
+	kubeconfig string
+	cancel     context.CancelFunc // asks the proxy to stop, as SIGTERM does
+}
+
+func startProxyCmd(t *testing.T, args ...string) *proxyRun {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	run := &proxyRun{stderr: &lockedBuffer{}, kubeconfig: filepath.Join(t.TempDir(), "proxy.kubeconfig")}
+	ctx, cancel := context.WithCancel(context.Background())
+	run.cancel = cancel
+	root := newRootCmd("mvpctl")
+	root.SetArgs(append([]string{"proxy", "--listen", addr, "--write-kubeconfig", run.kubeconfig}, args...))
+	root.SetOut(io.Discard)
+	root.SetErr(run.stderr)
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("proxy exited with %v; stderr: %s", err, run.stderr)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("proxy did not stop")
+		}
+	})
+	return run
+}
+
+// client waits for the proxy's kubeconfig (written once it listens) and
+// returns the proxy's URL, a transport that trusts its certificate, and the
+// kubeconfig user's bearer token.
+func (r *proxyRun) client(t *testing.T) (host string, tr http.RoundTripper, token string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(r.kubeconfig); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no kubeconfig written; stderr: %s", r.stderr)
+		}
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", r.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := rest.TLSConfigFor(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc == nil {
+		tc = &tls.Config{}
+	}
+	return rc.Host, &http.Transport{TLSClientConfig: tc}, rc.BearerToken
+}
+
+// lockedBuffer is the proxy's stderr, read by the test while it runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
