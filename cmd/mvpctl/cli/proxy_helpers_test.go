@@ -20,6 +20,37 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
+// configMapBackend is a TLS server that answers like a v1.36 kube-apiserver
+// serving ConfigMaps, with one object, default/x. before, when not nil, sees
+// each request first.
+func configMapBackend(t *testing.T, before func(*http.Request)) *httptest.Server {
+	t.Helper()
+	backend := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if before != nil {
+			before(r)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/readyz":
+			io.WriteString(w, "ok")
+		case "/version":
+			io.WriteString(w, `{"major":"1","minor":"36","gitVersion":"v1.36.3"}`)
+		case "/api":
+			io.WriteString(w, `{"kind":"APIVersions","versions":["v1"]}`)
+		case "/apis":
+			io.WriteString(w, `{"kind":"APIGroupList","groups":[]}`)
+		case "/api/v1":
+			io.WriteString(w, `{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"configmaps","namespaced":true,"kind":"ConfigMap","verbs":["get","list"]}]}`)
+		case "/api/v1/namespaces/default/configmaps/x":
+			io.WriteString(w, `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x"}}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(backend.Close)
+	return backend
+}
+
 // backendKubeconfig writes a kubeconfig for a TLS test backend: its CA, and
 // a user with a bearer token.
 func backendKubeconfig(t *testing.T, backend *httptest.Server, token string) string {

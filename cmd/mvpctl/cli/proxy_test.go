@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,30 +56,11 @@ spec:
 // the client's bearer token.
 func TestProxyCmd_ServesThroughWrittenKubeconfig(t *testing.T) {
 	seen := make(chan string, 10)
-	backend := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/readyz":
-			io.WriteString(w, "ok")
-		case "/version":
-			io.WriteString(w, `{"major":"1","minor":"36","gitVersion":"v1.36.3"}`)
-		case "/api":
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"kind":"APIVersions","versions":["v1"]}`)
-		case "/apis":
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"kind":"APIGroupList","groups":[]}`)
-		case "/api/v1":
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"configmaps","namespaced":true,"kind":"ConfigMap","verbs":["get","list"]}]}`)
-		case "/api/v1/namespaces/default/configmaps/x":
+	backend := configMapBackend(t, func(r *http.Request) {
+		if r.URL.Path == "/api/v1/namespaces/default/configmaps/x" {
 			seen <- r.Header.Get("Authorization")
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x"}}`)
-		default:
-			http.NotFound(w, r)
 		}
-	}))
-	defer backend.Close()
+	})
 	run := startProxyCmd(t, "--kubeconfig", backendKubeconfig(t, backend, "client-token"), "--health-interval", "50ms", "--shutdown-delay-duration", "3s")
 	host, tr, token := run.client(t)
 	get := func(path string) (int, string, error) {
