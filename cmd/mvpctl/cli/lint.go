@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/lint"
 	"github.com/mvpctl/mvpctl/rules"
-	"github.com/mvpctl/mvpctl/rules/lint"
 	"github.com/mvpctl/mvpctl/schemadiff"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mvpctl/mvpctl/lint"
 	"github.com/mvpctl/mvpctl/rules"
-	"github.com/mvpctl/mvpctl/rules/lint"
 )
 
 // bigRules writes n migration rules of ten transformations each, every

@@ -14,8 +14,8 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/lint"
 	"github.com/mvpctl/mvpctl/rules"
-	"github.com/mvpctl/mvpctl/rules/lint"
 	"github.com/mvpctl/mvpctl/schemadiff"
 )
 
@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite golden sections in testdata/lin
 // examples (examples.yaml), an optional options section (samples=N,
 // seed=N, disable=ID) and the expected text output (out/text).
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob("../../testdata/lint/*.txtar")
+	files, err := filepath.Glob("../testdata/lint/*.txtar")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no cases: %v", err)
 	}
@@ -137,12 +137,12 @@ func setSection(ar *txtar.Archive, name, data string) {
 // compiler bugs, and no known rule provokes one since jq comments ending in
 // a backslash were fixed) and an entry in docs/lint.md.
 func TestChecks_Documented(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/lint.md")
+	doc, err := os.ReadFile("../docs/lint.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var golden strings.Builder
-	files, _ := filepath.Glob("../../testdata/lint/*.txtar")
+	files, _ := filepath.Glob("../testdata/lint/*.txtar")
 	for _, f := range files {
 		ar, err := txtar.ParseFile(f)
 		if err != nil {
@@ -181,11 +181,11 @@ func TestGeneratedRules(t *testing.T) {
 	for _, pair := range [][2]string{{"v1.21.0-swagger.json.gz", "v1.22.0-swagger.json.gz"}, {"v1.24.0-swagger.json.gz", "v1.25.0-swagger.json.gz"}, {"v1.35.4-v3", "v1.36.3-v3"}} {
 		t.Run(pair[1], func(t *testing.T) {
 			ctx := context.Background()
-			old, err := schemadiff.Load(ctx, "../../testdata/schemadiff/k8s/"+pair[0])
+			old, err := schemadiff.Load(ctx, "../testdata/schemadiff/k8s/"+pair[0])
 			if err != nil {
 				t.Fatal(err)
 			}
-			nw, err := schemadiff.Load(ctx, "../../testdata/schemadiff/k8s/"+pair[1])
+			nw, err := schemadiff.Load(ctx, "../testdata/schemadiff/k8s/"+pair[1])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,14 +225,14 @@ func TestGeneratedRules(t *testing.T) {
 // of real Kubernetes conversions, both versions) through the hand-written
 // rules of testdata/rules: no round-trip check may fire.
 func TestRealRules_Examples(t *testing.T) {
-	dirs, _ := filepath.Glob("../../testdata/oracle/*/in")
+	dirs, _ := filepath.Glob("../testdata/oracle/*/in")
 	if len(dirs) == 0 {
 		t.Skip("no oracle cases")
 	}
 	for _, dir := range dirs {
 		name := filepath.Base(filepath.Dir(dir))
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile("../../testdata/rules/" + name + ".yaml")
+			data, err := os.ReadFile("../testdata/rules/" + name + ".yaml")
 			if err != nil {
 				t.Fatal(err)
 			}

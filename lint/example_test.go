@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mvpctl/mvpctl/lint"
 	"github.com/mvpctl/mvpctl/rules"
-	"github.com/mvpctl/mvpctl/rules/lint"
 )
 
 func ExampleRun() {
