@@ -175,8 +175,9 @@ type RoutingRule struct {
 	Resource string `json:"resource"`
 	// ClientVersion is the API version the client asks for; empty for any.
 	ClientVersion string `json:"clientVersion,omitempty"`
-	// PreferAPIServerVersion selects preferred servers: v1.32.y, v1.32.x,
-	// v1.32, v1.32.4, >=1.32 or >=v1.32.4.
+	// PreferAPIServerVersion selects preferred servers: v1.32.y (also
+	// v1.32.x, v1.32.*) and v1.32 select every patch of 1.32, v1.32.4 that
+	// patch, >=1.32 (also >=1.32.x) and >=v1.32.4 that version and later ones.
 	PreferAPIServerVersion string `json:"preferApiServerVersion"`
 }
 

@@ -16,9 +16,6 @@ var (
 	versionRE = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
 	// kindRE matches a CamelCase kind.
 	kindRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
-	// serverVersionRE matches preferApiServerVersion patterns: v1.32.y,
-	// v1.32.x, v1.32, v1.32.4, >=1.32, >=v1.32.4.
-	serverVersionRE = regexp.MustCompile(`^(>=\s*)?v?[0-9]+\.[0-9]+(\.([0-9]+|x|y|\*))?$`)
 )
 
 // Validate checks every document of the set and the set as a whole
@@ -324,8 +321,12 @@ func validateRoutingRule(r *RoutingRule, fld *field.Path) field.ErrorList {
 	switch {
 	case r.PreferAPIServerVersion == "":
 		errs = append(errs, field.Required(fld.Child("preferApiServerVersion"), "a server version pattern such as v1.32.y or >=1.32"))
-	case !serverVersionRE.MatchString(r.PreferAPIServerVersion):
-		errs = append(errs, field.Invalid(fld.Child("preferApiServerVersion"), r.PreferAPIServerVersion, "must be a server version pattern: v1.32.y, v1.32.x, v1.32, v1.32.4, >=1.32 or >=v1.32.4"))
+	case len(r.PreferAPIServerVersion) > MaxServerVersionPatternLength:
+		errs = append(errs, field.TooLong(fld.Child("preferApiServerVersion"), r.PreferAPIServerVersion, MaxServerVersionPatternLength))
+	default:
+		if _, err := ParseServerVersionPattern(r.PreferAPIServerVersion); err != nil {
+			errs = append(errs, field.Invalid(fld.Child("preferApiServerVersion"), r.PreferAPIServerVersion, "must be a server version pattern: "+serverVersionSyntax))
+		}
 	}
 	return errs
 }

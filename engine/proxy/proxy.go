@@ -125,7 +125,7 @@ type Proxy struct {
 
 type compiledRule struct {
 	rule    rules.RoutingRule
-	pattern VersionPattern
+	pattern rules.ServerVersionPattern
 }
 
 // New validates opts and builds a proxy. It does not contact the backends;
@@ -293,7 +293,7 @@ func (p *Proxy) SetBackends(cfgs []Backend) error {
 func (p *Proxy) SetRules(r Rules) error {
 	ar := &activeRules{}
 	for i, rr := range r.Routing {
-		pat, err := ParseVersionPattern(rr.PreferAPIServerVersion)
+		pat, err := rules.ParseServerVersionPattern(rr.PreferAPIServerVersion)
 		if err != nil {
 			return fmt.Errorf("apiRoutingRules[%d].preferApiServerVersion: %w", i, err)
 		}

@@ -95,7 +95,7 @@ func (p *Proxy) order(cands []*backend, rule *compiledRule) (narrowed bool) {
 	off := int(p.rr.Add(1) % uint64(n))
 	rotated := append(cands[off:n:n], cands[:off]...)
 	tier := func(b *backend) int {
-		if rule == nil || rule.pattern.Matches(b.snapshot().version) {
+		if rule == nil || rule.pattern.Match(b.snapshot().version) {
 			return 0
 		}
 		return 1

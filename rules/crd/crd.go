@@ -142,7 +142,8 @@ const (
 	groupPattern         = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	resourcePattern      = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	routeResourcePattern = `^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$`
-	serverVersionPattern = `^(>=\s*)?v?[0-9]+\.[0-9]+(\.([0-9]+|x|y|\*))?$`
+	// serverVersionPattern is the syntax that rules.ParseServerVersionPattern parses.
+	serverVersionPattern = rules.ServerVersionRegexp
 )
 
 var markers = map[string]fieldSchema{
@@ -174,7 +175,7 @@ var markers = map[string]fieldSchema{
 	"RoutingRule.APIGroup":               {pattern: groupPattern, maxLength: ptr[int64](253)},
 	"RoutingRule.Resource":               {required: true, pattern: routeResourcePattern, minLength: ptr[int64](1), maxLength: ptr[int64](63)},
 	"RoutingRule.ClientVersion":          {pattern: versionPattern, maxLength: ptr[int64](63)},
-	"RoutingRule.PreferAPIServerVersion": {required: true, pattern: serverVersionPattern, minLength: ptr[int64](1), maxLength: ptr[int64](64)},
+	"RoutingRule.PreferAPIServerVersion": {required: true, pattern: serverVersionPattern, minLength: ptr[int64](1), maxLength: ptr[int64](rules.MaxServerVersionPatternLength)},
 
 	"TransformationRulesStatus.ObservedGeneration": {format: "int64"},
 	"TransformationRulesStatus.MigrationRules":     {format: "int32"},

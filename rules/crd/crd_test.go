@@ -258,6 +258,32 @@ func TestSchema_Rejects(t *testing.T) {
 	}
 }
 
+// The CRD's schema accepts exactly the preferApiServerVersion values of the
+// table that validation and the proxy accept (rules' tests hold those two
+// to the same table).
+func TestSchema_ServerVersionPatterns(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/server-version-patterns.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table struct{ Valid, Invalid []string }
+	if err := json.Unmarshal(data, &table); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		patterns []string
+		valid    bool
+	}{{table.Valid, true}, {table.Invalid, false}} {
+		for _, s := range tc.patterns {
+			obj := seedObject()
+			obj["spec"].(map[string]any)["apiRoutingRules"].([]any)[0].(map[string]any)["preferApiServerVersion"] = s
+			if problems := check(t, obj); (len(problems) == 0) != tc.valid {
+				t.Errorf("%q: want valid=%v, the schema says %q", s, tc.valid, problems)
+			}
+		}
+	}
+}
+
 // The schema's patterns accept what rules.Validate accepts.
 func TestPatterns_MatchValidate(t *testing.T) {
 	base := func(group, resource, from, kind, prefer string) []byte {
