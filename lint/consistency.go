@@ -35,34 +35,27 @@ func tfield(i int, name string) string { return fmt.Sprintf("transformations[%d]
 func (l *linter) checkWrites(r *ruleInfo) {
 	type writer struct {
 		index int
-		field string
+		write rules.Write
 	}
 	written := map[string]writer{}
 	for i, t := range r.ref.Rule.Transformations {
-		var target, fld string
-		switch t.Action {
-		case rules.ActionRename:
-			target, fld = t.TargetPath, "targetPath"
-		case rules.ActionSet, rules.ActionEnsureFieldExistence:
-			target, fld = t.Path, "path"
-		default:
+		facts, _ := t.Action.Facts()
+		if facts.Write == rules.WriteNone {
 			continue
 		}
 		if t.When != "" {
 			continue // conditional writes may exclude each other
 		}
+		fld, target := t.Target()
 		key := normPath(target)
-		if prev, ok := written[key]; ok {
-			overwrites := t.Action != rules.ActionEnsureFieldExistence || r.ref.Rule.Transformations[prev.index].Action == rules.ActionEnsureFieldExistence
-			if overwrites {
-				l.addRule(IDDuplicateTarget, r, tfield(i, fld), i, key, prev.index)
-			}
+		if prev, ok := written[key]; ok && (facts.Write == rules.WriteAlways || prev.write == rules.WriteIfAbsent) {
+			l.addRule(IDDuplicateTarget, r, tfield(i, fld), i, key, prev.index)
 		}
 		if t.Action == rules.ActionRename {
 			// The old path no longer holds anything forward.
 			delete(written, normPath(t.Path))
 		}
-		written[key] = writer{i, fld}
+		written[key] = writer{i, facts.Write}
 	}
 }
 

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mvpctl/mvpctl/rules"
 	"github.com/mvpctl/mvpctl/schemadiff"
@@ -223,162 +224,206 @@ func (l *linter) checkSchemas() {
 }
 
 func (l *linter) checkRuleSchema(r *ruleInfo) {
+	s := l.newRuleSchema(r)
+	for i := range r.ref.Rule.Transformations {
+		s.step(i)
+	}
+	if s.w != nil && s.toRoot != nil {
+		l.checkRequired(r, s.w, s.toRoot, nil, s.toLabel, 0)
+		l.checkLeftOver(r, s.w, s.toRoot, s.fromLabel, s.toLabel)
+	}
+}
+
+// ruleSchema follows one migration rule through the schemas of its two
+// versions, one transformation at a time.
+type ruleSchema struct {
+	l  *linter
+	r  *ruleInfo
+	mr *rules.MigrationRule
+	// toRoot is the toVersion schema; nil when no schema given serves it.
+	toRoot *snode
+	// w is the object as the transformations so far leave it; nil when
+	// unknown: no schema serves fromVersion, or a step may have changed
+	// the whole object.
+	w                  *working
+	fromLabel, toLabel string
+}
+
+// newRuleSchema finds the schemas of a rule's two versions and reports
+// those that no schema given serves.
+func (l *linter) newRuleSchema(r *ruleInfo) *ruleSchema {
 	mr := r.ref.Rule
+	s := &ruleSchema{l: l, r: r, mr: mr}
 	fromK := l.kindSchema(mr, mr.APIGroup, mr.FromVersion, false)
 	toK := l.kindSchema(mr, mr.TargetGroup(), mr.ToVersion, true)
-	sources := ""
-	for i, s := range l.specs() {
-		if i > 0 {
-			sources += " or "
-		}
-		sources += s.Source
+	var sources []string
+	for _, spec := range l.specs() {
+		sources = append(sources, spec.Source)
 	}
 	if fromK == nil {
-		l.addRule(IDKindNotInSchema, r, "fromVersion", gvString(mr.APIGroup, mr.FromVersion)+" "+mr.Resource, sources)
+		l.addRule(IDKindNotInSchema, r, "fromVersion", gvString(mr.APIGroup, mr.FromVersion)+" "+mr.Resource, strings.Join(sources, " or "))
+	} else {
+		s.w = &working{mounts: []mount{{node: newSNode(fromK.Schema)}}}
+		s.fromLabel = kindLabel(fromK)
 	}
 	if toK == nil {
-		l.addRule(IDKindNotInSchema, r, "toVersion", gvString(mr.TargetGroup(), mr.ToVersion)+" "+mr.Resource, sources)
+		l.addRule(IDKindNotInSchema, r, "toVersion", gvString(mr.TargetGroup(), mr.ToVersion)+" "+mr.Resource, strings.Join(sources, " or "))
+	} else {
+		s.toRoot = newSNode(toK.Schema)
+		s.toLabel = kindLabel(toK)
 	}
-	var toRoot *snode
-	if toK != nil {
-		toRoot = newSNode(toK.Schema)
+	return s
+}
+
+// inTo looks a path up in the toVersion schema.
+func (s *ruleSchema) inTo(p rules.Path) (*snode, bool) {
+	if s.toRoot == nil {
+		return nil, false
 	}
-	var w *working
-	if fromK != nil {
-		w = &working{mounts: []mount{{node: newSNode(fromK.Schema)}}}
+	n, _, ok := s.toRoot.lookup(schemaPath(p))
+	return n, ok
+}
+
+// step checks transformation i against the schemas and applies it to the
+// working object.
+func (s *ruleSchema) step(i int) {
+	t := &s.mr.Transformations[i]
+	var path, target rules.Path
+	if t.Path != "" {
+		path, _ = rules.ParsePath(t.Path)
 	}
-	// inTo looks a path up in the toVersion schema.
-	inTo := func(p rules.Path) (*snode, bool) {
-		if toRoot == nil {
-			return nil, false
+	if t.TargetPath != "" {
+		target, _ = rules.ParsePath(t.TargetPath)
+	}
+	cur := s.checkSource(i, t, path)
+	dst := s.checkTarget(i, t, path, target)
+	s.checkHints(i, t, path, cur, dst)
+	s.apply(t, path, target, dst)
+}
+
+// checkSource finds the field a step reads in the working object: its
+// schema, or nil when unknown or missing (reported as path-not-in-schema).
+func (s *ruleSchema) checkSource(i int, t *rules.Transformation, path rules.Path) *snode {
+	facts, _ := t.Action.Facts()
+	if s.w == nil || !facts.ReadsPath || t.Path == "" {
+		return nil
+	}
+	if n, _, ok := s.w.lookup(path); ok {
+		return n
+	}
+	if s.l.coveredByTODO(s.r, t.Path) {
+		return nil
+	}
+	suffix := ""
+	if _, _, orig := (&working{mounts: s.w.mounts[:1]}).lookup(path); orig {
+		suffix = " after the transformations before it"
+	} else if _, ok := s.inTo(path); ok {
+		suffix = fmt.Sprintf(" (it is a field of %s)", s.toLabel)
+	}
+	s.l.addRule(IDPathNotInSchema, s.r, tfield(i, "path"), t.Path, s.fromLabel, suffix)
+	return nil
+}
+
+// checkTarget finds the toVersion field a step creates: its schema, or nil
+// when unknown or missing (reported as target-not-in-schema).
+func (s *ruleSchema) checkTarget(i int, t *rules.Transformation, path, target rules.Path) *snode {
+	fld, text := t.Target()
+	if s.toRoot == nil || fld == "" {
+		return nil
+	}
+	p := path
+	if fld == "targetPath" {
+		p = target
+	}
+	if n, ok := s.inTo(p); ok {
+		return n
+	}
+	if !s.l.coveredByTODO(s.r, text) {
+		s.l.addRule(IDTargetNotInSchema, s.r, tfield(i, fld), text, s.toLabel, "")
+	}
+	return nil
+}
+
+// checkHints checks type hints and values against the schema of the field
+// they are about: cur in the working object, dst in toVersion.
+func (s *ruleSchema) checkHints(i int, t *rules.Transformation, path rules.Path, cur, dst *snode) {
+	switch t.Action {
+	case rules.ActionRename:
+		s.checkType(i, "type", t.Type, dst, s.toLabel, t.TargetPath)
+	case rules.ActionSet:
+		s.checkType(i, "type", t.Type, dst, s.toLabel, t.Path)
+		s.checkValue(i, "value", t.Value, dst, s.toLabel)
+	case rules.ActionEnsureFieldExistence:
+		s.checkType(i, "type", t.Type, dst, s.toLabel, t.Path)
+		s.checkValue(i, "defaultValue", t.DefaultValue, dst, s.toLabel)
+	case rules.ActionConvertType:
+		if n, ok := s.inTo(path); ok {
+			s.checkType(i, "type", t.Type, n, s.toLabel, t.Path)
 		}
-		n, _, ok := toRoot.lookup(schemaPath(p))
-		return n, ok
+		s.checkType(i, "fromType", t.FromType, cur, s.fromLabel, t.Path)
+	case rules.ActionModify:
+		toN, _ := s.inTo(path)
+		s.checkValue(i, "matchValue", t.MatchValue, cur, s.fromLabel)
+		s.checkValue(i, "replaceValue", t.ReplaceValue, toN, s.toLabel)
+		for j, p := range t.ValueMap {
+			s.checkValue(i, fmt.Sprintf("valueMap[%d].from", j), p.From, cur, s.fromLabel)
+			s.checkValue(i, fmt.Sprintf("valueMap[%d].to", j), p.To, toN, s.toLabel)
+		}
 	}
-	checkValue := func(i int, name string, v *rules.Value, n *snode, label string) {
-		if v == nil || n == nil {
+}
+
+func (s *ruleSchema) checkValue(i int, name string, v *rules.Value, n *snode, label string) {
+	if v == nil || n == nil {
+		return
+	}
+	if prob := n.valueProblem(v.V); prob != "" {
+		s.l.addRule(IDSchemaValue, s.r, tfield(i, name), name, jsonText(v.V), "value of "+s.mr.Transformations[i].Path, label, prob)
+	}
+}
+
+func (s *ruleSchema) checkType(i int, name string, t rules.ValueType, n *snode, label, path string) {
+	if t == "" || n == nil || typeAgrees(t, n.typ) {
+		return
+	}
+	s.l.addRule(IDSchemaType, s.r, tfield(i, name), path, n.typ, label, name, t)
+}
+
+// apply changes the working object as the step changes the object; dst is
+// the schema of what it writes, if known.
+func (s *ruleSchema) apply(t *rules.Transformation, path, target rules.Path, dst *snode) {
+	w := s.w
+	if w == nil {
+		return
+	}
+	facts, _ := t.Action.Facts()
+	switch t.Action {
+	case rules.ActionRename:
+		w.move(path, target)
+		if t.Type != "" {
+			if n, g, ok := w.lookup(target); ok {
+				w.put(target, &snode{typ: string(t.Type), enum: n.enum}, g)
+			}
+		}
+	case rules.ActionRemove:
+		w.drop(path)
+	case rules.ActionNewField, rules.ActionSet, rules.ActionEnsureFieldExistence:
+		n := dst
+		if n == nil {
+			n = anyNode
+		}
+		w.put(path, n, facts.Write != rules.WriteNone && t.When == "")
+	case rules.ActionConvertType:
+		if _, g, ok := w.lookup(path); ok {
+			w.put(path, &snode{typ: string(t.Type)}, g)
+		}
+	case rules.ActionJQ:
+		if t.Path == "" {
+			s.w = nil // the whole object may change shape: stop here
 			return
 		}
-		if prob := n.valueProblem(v.V); prob != "" {
-			l.addRule(IDSchemaValue, r, tfield(i, name), name, jsonText(v.V), "value of "+mr.Transformations[i].Path, label, prob)
+		if _, g, ok := w.lookup(path); ok {
+			w.put(path, anyNode, g)
 		}
-	}
-	checkType := func(i int, name string, t rules.ValueType, n *snode, label, path string) {
-		if t == "" || n == nil || typeAgrees(t, n.typ) {
-			return
-		}
-		l.addRule(IDSchemaType, r, tfield(i, name), path, n.typ, label, name, t)
-	}
-	fromLabel, toLabel := "", ""
-	if fromK != nil {
-		fromLabel = kindLabel(fromK)
-	}
-	if toK != nil {
-		toLabel = kindLabel(toK)
-	}
-	for i, t := range mr.Transformations {
-		var path, target rules.Path
-		if t.Path != "" {
-			path, _ = rules.ParsePath(t.Path)
-		}
-		if t.TargetPath != "" {
-			target, _ = rules.ParsePath(t.TargetPath)
-		}
-		// cur is the field in the working object; nil when unknown.
-		var cur *snode
-		readsPath := t.Path != "" && t.Action != rules.ActionSet && t.Action != rules.ActionEnsureFieldExistence && t.Action != rules.ActionNewField
-		if w != nil && readsPath {
-			n, _, ok := w.lookup(path)
-			if ok {
-				cur = n
-			} else if !l.coveredByTODO(r, t.Path) {
-				suffix := ""
-				if _, _, orig := (&working{mounts: w.mounts[:1]}).lookup(path); orig {
-					suffix = " after the transformations before it"
-				} else if _, ok := inTo(path); ok {
-					suffix = fmt.Sprintf(" (it is a field of %s)", toLabel)
-				}
-				l.addRule(IDPathNotInSchema, r, tfield(i, "path"), t.Path, fromLabel, suffix)
-			}
-		}
-		writes := t.Path
-		writesField := "path"
-		if t.Action == rules.ActionRename {
-			writes, writesField = t.TargetPath, "targetPath"
-		}
-		var dst *snode
-		writesTarget := t.Action == rules.ActionRename || t.Action == rules.ActionSet || t.Action == rules.ActionEnsureFieldExistence || t.Action == rules.ActionNewField
-		if toRoot != nil && writesTarget {
-			p := path
-			if t.Action == rules.ActionRename {
-				p = target
-			}
-			if n, ok := inTo(p); ok {
-				dst = n
-			} else if !l.coveredByTODO(r, writes) {
-				l.addRule(IDTargetNotInSchema, r, tfield(i, writesField), writes, toLabel, "")
-			}
-		}
-		switch t.Action {
-		case rules.ActionRename:
-			checkType(i, "type", t.Type, dst, toLabel, t.TargetPath)
-		case rules.ActionSet:
-			checkType(i, "type", t.Type, dst, toLabel, t.Path)
-			checkValue(i, "value", t.Value, dst, toLabel)
-		case rules.ActionEnsureFieldExistence:
-			checkType(i, "type", t.Type, dst, toLabel, t.Path)
-			checkValue(i, "defaultValue", t.DefaultValue, dst, toLabel)
-		case rules.ActionConvertType:
-			if n, ok := inTo(path); ok {
-				checkType(i, "type", t.Type, n, toLabel, t.Path)
-			}
-			checkType(i, "fromType", t.FromType, cur, fromLabel, t.Path)
-		case rules.ActionModify:
-			toN, _ := inTo(path)
-			checkValue(i, "matchValue", t.MatchValue, cur, fromLabel)
-			checkValue(i, "replaceValue", t.ReplaceValue, toN, toLabel)
-			for j, p := range t.ValueMap {
-				checkValue(i, fmt.Sprintf("valueMap[%d].from", j), p.From, cur, fromLabel)
-				checkValue(i, fmt.Sprintf("valueMap[%d].to", j), p.To, toN, toLabel)
-			}
-		}
-		if w == nil {
-			continue
-		}
-		// Apply the step to the working schema.
-		switch t.Action {
-		case rules.ActionRename:
-			w.move(path, target)
-			if t.Type != "" {
-				if n, g, ok := w.lookup(target); ok {
-					w.put(target, &snode{typ: string(t.Type), enum: n.enum}, g)
-				}
-			}
-		case rules.ActionRemove:
-			w.drop(path)
-		case rules.ActionNewField, rules.ActionSet, rules.ActionEnsureFieldExistence:
-			n := dst
-			if n == nil {
-				n = anyNode
-			}
-			w.put(path, n, t.Action != rules.ActionNewField && t.When == "")
-		case rules.ActionConvertType:
-			if _, g, ok := w.lookup(path); ok {
-				w.put(path, &snode{typ: string(t.Type)}, g)
-			}
-		case rules.ActionJQ:
-			if t.Path == "" {
-				w = nil // the whole object may change shape: stop here
-				continue
-			}
-			if _, g, ok := w.lookup(path); ok {
-				w.put(path, anyNode, g)
-			}
-		}
-	}
-	if w != nil && toRoot != nil {
-		l.checkRequired(r, w, toRoot, nil, toLabel, 0)
-		l.checkLeftOver(r, w, toRoot, fromLabel, toLabel)
 	}
 }
 

@@ -3,7 +3,9 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/itchyny/gojq"
@@ -158,120 +160,153 @@ func validateMigrationRule(d *Document, r *MigrationRule, fld *field.Path) Error
 	return errs
 }
 
-// requiredFields and allowedFields per action; everything else is forbidden.
-var actionFields = map[Action]struct{ required, optional []string }{
-	ActionRename:               {[]string{"path", "targetPath"}, []string{"type"}},
-	ActionModify:               {[]string{"path"}, []string{"matchValue", "replaceValue", "valueMap"}},
-	ActionEnsureFieldExistence: {[]string{"path", "defaultValue"}, []string{"type"}},
-	ActionRemove:               {[]string{"path"}, []string{"type"}},
-	ActionNewField:             {[]string{"path"}, []string{"type"}},
-	ActionSet:                  {[]string{"path", "value"}, []string{"type"}},
-	ActionConvertType:          {[]string{"path", "type"}, []string{"fromType"}},
-	ActionJQ:                   {[]string{"forward", "reverse"}, []string{"path"}},
-}
-
 func validateTransformation(d *Document, t *Transformation, fld *field.Path) ErrorList {
 	var errs ErrorList
-	add := func(fe *field.Error) { errs = append(errs, d.wrap(fe)) }
-	if t.Action == "" {
-		add(field.Required(fld.Child("action"), "one of "+strings.Join(actionNames(), ", ")))
+	add := func(fes ...*field.Error) {
+		for _, fe := range fes {
+			errs = append(errs, d.wrap(fe))
+		}
+	}
+	facts, known, fes := validateAction(t, fld)
+	add(fes...)
+	if !known {
 		return errs
 	}
-	spec, ok := actionFields[t.Action]
-	if !ok {
-		add(field.NotSupported(fld.Child("action"), t.Action, actionNames()))
-		return errs
-	}
-	set := t.setFields()
-	allowed := map[string]bool{"action": true, "when": true, "description": true}
-	for _, f := range spec.required {
-		allowed[f] = true
-		if !set[f] {
-			add(field.Required(fld.Child(f), fmt.Sprintf("required for action %q", t.Action)))
-		}
-	}
-	for _, f := range spec.optional {
-		allowed[f] = true
-	}
-	for _, f := range sortedKeys(set) {
-		if !allowed[f] {
-			add(field.Forbidden(fld.Child(f), fmt.Sprintf("not used by action %q", t.Action)))
-		}
-	}
-	var path, target Path
-	if t.Path != "" {
-		p, err := ParsePath(t.Path)
-		if err != nil {
-			errs = append(errs, pathError(d, fld.Child("path"), t.Path, err))
-		}
-		path = p
-	}
-	if t.TargetPath != "" {
-		p, err := ParsePath(t.TargetPath)
-		if err != nil {
-			errs = append(errs, pathError(d, fld.Child("targetPath"), t.TargetPath, err))
-		}
-		target = p
-	}
-	if path != nil && t.Action != ActionJQ && len(path) > 0 && path.Last().Kind != StepKey && t.Action != ActionModify && t.Action != ActionConvertType {
-		add(field.Invalid(fld.Child("path"), t.Path, fmt.Sprintf("action %q needs a path that ends in a key", t.Action)))
-	}
-	if path != nil && target != nil {
-		if path.Wildcards() != target.Wildcards() {
-			add(field.Invalid(fld.Child("targetPath"), t.TargetPath, fmt.Sprintf("must have as many [*] wildcards as path (%d)", path.Wildcards())))
-		}
-		if target.Last().Kind != StepKey {
-			add(field.Invalid(fld.Child("targetPath"), t.TargetPath, "must end in a key"))
-		}
-		if path.String() == target.String() {
-			add(field.Invalid(fld.Child("targetPath"), t.TargetPath, "must differ from path"))
-		} else if isPrefix(path, target) || isPrefix(target, path) {
-			add(field.Invalid(fld.Child("targetPath"), t.TargetPath, "must not be inside path or contain it"))
-		}
-	}
-	if len(path) > 0 && path[0].Kind == StepKey && (path[0].Key == "apiVersion" || path[0].Key == "kind") && len(path) == 1 {
-		add(field.Invalid(fld.Child("path"), t.Path, "apiVersion and kind are set by the conversion itself"))
-	}
-	if t.Type != "" && !validType(t.Type) {
-		add(field.NotSupported(fld.Child("type"), t.Type, typeNames()))
-	}
-	if t.FromType != "" && !validType(t.FromType) {
-		add(field.NotSupported(fld.Child("fromType"), t.FromType, typeNames()))
-	}
+	path, target, pathErrs := parsePaths(d, t, fld)
+	errs = append(errs, pathErrs...)
+	add(validatePaths(t, facts, path, target, fld)...)
+	add(validateTypes(t, fld)...)
 	if t.Action == ActionModify {
-		hasPair := t.MatchValue != nil || t.ReplaceValue != nil
-		switch {
-		case hasPair && len(t.ValueMap) > 0:
-			add(field.Forbidden(fld.Child("valueMap"), "use either matchValue/replaceValue or valueMap"))
-		case !hasPair && len(t.ValueMap) == 0:
-			add(field.Required(fld.Child("matchValue"), "modify needs matchValue and replaceValue, or valueMap"))
-		case hasPair && t.MatchValue == nil:
-			add(field.Required(fld.Child("matchValue"), "required with replaceValue"))
-		case hasPair && t.ReplaceValue == nil:
-			add(field.Required(fld.Child("replaceValue"), "required with matchValue"))
-		}
-		for i, p := range t.ValueMap {
-			if p.From == nil {
-				add(field.Required(fld.Child("valueMap").Index(i).Child("from"), ""))
-			}
-			if p.To == nil {
-				add(field.Required(fld.Child("valueMap").Index(i).Child("to"), ""))
-			}
-		}
+		add(validateModify(t, fld)...)
 	}
-	for _, v := range []struct {
-		name string
-		val  *Value
-	}{{"defaultValue", t.DefaultValue}, {"value", t.Value}} {
-		if v.val != nil && t.Type != "" && validType(t.Type) && !valueHasType(v.val.V, t.Type) {
-			add(field.Invalid(fld.Child(v.name), v.val.V, fmt.Sprintf("is not of type %q", t.Type)))
-		}
-	}
+	add(validateValueTypes(t, fld)...)
 	for _, e := range []struct{ name, src string }{{"forward", t.Forward}, {"reverse", t.Reverse}, {"when", t.When}} {
 		if e.src != "" {
 			if err := checkJQ(e.src); err != nil {
 				errs = append(errs, jqError(d, fld.Child(e.name), e.src, err))
 			}
+		}
+	}
+	return errs
+}
+
+// validateAction checks the action and that exactly the fields it uses are
+// set. With an unknown or missing action nothing else can be checked.
+func validateAction(t *Transformation, fld *field.Path) (facts ActionFacts, known bool, errs field.ErrorList) {
+	if t.Action == "" {
+		return facts, false, field.ErrorList{field.Required(fld.Child("action"), "one of "+strings.Join(actionNames(), ", "))}
+	}
+	facts, known = t.Action.Facts()
+	if !known {
+		return facts, false, field.ErrorList{field.NotSupported(fld.Child("action"), t.Action, actionNames())}
+	}
+	set := t.setFields()
+	allowed := map[string]bool{"action": true, "when": true, "description": true}
+	for _, f := range facts.Required {
+		allowed[f] = true
+		if !set[f] {
+			errs = append(errs, field.Required(fld.Child(f), fmt.Sprintf("required for action %q", t.Action)))
+		}
+	}
+	for _, f := range facts.Optional {
+		allowed[f] = true
+	}
+	for _, f := range slices.Sorted(maps.Keys(set)) {
+		if !allowed[f] {
+			errs = append(errs, field.Forbidden(fld.Child(f), fmt.Sprintf("not used by action %q", t.Action)))
+		}
+	}
+	return facts, true, errs
+}
+
+// parsePaths parses path and targetPath; a path that does not parse is
+// reported (and returned as nil).
+func parsePaths(d *Document, t *Transformation, fld *field.Path) (path, target Path, errs ErrorList) {
+	parse := func(name, text string) Path {
+		if text == "" {
+			return nil
+		}
+		p, err := ParsePath(text)
+		if err != nil {
+			errs = append(errs, pathError(d, fld.Child(name), text, err))
+		}
+		return p
+	}
+	return parse("path", t.Path), parse("targetPath", t.TargetPath), errs
+}
+
+// validatePaths checks what the action needs of path and targetPath.
+func validatePaths(t *Transformation, facts ActionFacts, path, target Path, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if facts.PathEndsInKey && len(path) > 0 && path.Last().Kind != StepKey {
+		errs = append(errs, field.Invalid(fld.Child("path"), t.Path, fmt.Sprintf("action %q needs a path that ends in a key", t.Action)))
+	}
+	if path != nil && target != nil {
+		if path.Wildcards() != target.Wildcards() {
+			errs = append(errs, field.Invalid(fld.Child("targetPath"), t.TargetPath, fmt.Sprintf("must have as many [*] wildcards as path (%d)", path.Wildcards())))
+		}
+		if target.Last().Kind != StepKey {
+			errs = append(errs, field.Invalid(fld.Child("targetPath"), t.TargetPath, "must end in a key"))
+		}
+		if path.String() == target.String() {
+			errs = append(errs, field.Invalid(fld.Child("targetPath"), t.TargetPath, "must differ from path"))
+		} else if isPrefix(path, target) || isPrefix(target, path) {
+			errs = append(errs, field.Invalid(fld.Child("targetPath"), t.TargetPath, "must not be inside path or contain it"))
+		}
+	}
+	if len(path) == 1 && path[0].Kind == StepKey && (path[0].Key == "apiVersion" || path[0].Key == "kind") {
+		errs = append(errs, field.Invalid(fld.Child("path"), t.Path, "apiVersion and kind are set by the conversion itself"))
+	}
+	return errs
+}
+
+// validateTypes checks that the type hints name types.
+func validateTypes(t *Transformation, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if t.Type != "" && !validType(t.Type) {
+		errs = append(errs, field.NotSupported(fld.Child("type"), t.Type, typeNames()))
+	}
+	if t.FromType != "" && !validType(t.FromType) {
+		errs = append(errs, field.NotSupported(fld.Child("fromType"), t.FromType, typeNames()))
+	}
+	return errs
+}
+
+// validateValueTypes checks that the values written have the type that the
+// type hint says.
+func validateValueTypes(t *Transformation, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, v := range []struct {
+		name string
+		val  *Value
+	}{{"defaultValue", t.DefaultValue}, {"value", t.Value}} {
+		if v.val != nil && t.Type != "" && validType(t.Type) && !valueHasType(v.val.V, t.Type) {
+			errs = append(errs, field.Invalid(fld.Child(v.name), v.val.V, fmt.Sprintf("is not of type %q", t.Type)))
+		}
+	}
+	return errs
+}
+
+// validateModify checks that a modify has one pair or a complete valueMap.
+func validateModify(t *Transformation, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	hasPair := t.MatchValue != nil || t.ReplaceValue != nil
+	switch {
+	case hasPair && len(t.ValueMap) > 0:
+		errs = append(errs, field.Forbidden(fld.Child("valueMap"), "use either matchValue/replaceValue or valueMap"))
+	case !hasPair && len(t.ValueMap) == 0:
+		errs = append(errs, field.Required(fld.Child("matchValue"), "modify needs matchValue and replaceValue, or valueMap"))
+	case hasPair && t.MatchValue == nil:
+		errs = append(errs, field.Required(fld.Child("matchValue"), "required with replaceValue"))
+	case hasPair && t.ReplaceValue == nil:
+		errs = append(errs, field.Required(fld.Child("replaceValue"), "required with matchValue"))
+	}
+	for i, p := range t.ValueMap {
+		if p.From == nil {
+			errs = append(errs, field.Required(fld.Child("valueMap").Index(i).Child("from"), ""))
+		}
+		if p.To == nil {
+			errs = append(errs, field.Required(fld.Child("valueMap").Index(i).Child("to"), ""))
 		}
 	}
 	return errs

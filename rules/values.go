@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/big"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -281,15 +280,6 @@ func valueHasType(v any, t ValueType) bool {
 		return ok || isNumber(v) && isIntegral(v)
 	}
 	return true
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func fieldInternal(fld string, err error) *field.Error {
