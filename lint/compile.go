@@ -13,7 +13,7 @@ import (
 )
 
 // checkCompile compiles the forward and reverse programs of every clean
-// rule. Compiling a program costs milliseconds (gojq compiles the whole
+// rule without broken transformations. Compiling a program costs milliseconds (gojq compiles the whole
 // runtime library each time), so rules whose programs differ only in JSON
 // literals (paths, values, the rule ID) and in jq expressions that are safe
 // to splice (see spliced) are compiled once: the others compile exactly when
@@ -29,6 +29,9 @@ func (l *linter) checkCompile() (wait func()) {
 	byShape := map[string]*compileJob{}
 	for i := range l.clean {
 		r := &l.clean[i]
+		if !r.intact() {
+			continue // the structure errors say why it does not compile
+		}
 		if all {
 			jobs = append(jobs, &compileJob{rep: r, members: []*ruleInfo{r}})
 			continue

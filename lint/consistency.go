@@ -40,6 +40,12 @@ func (l *linter) checkWrites(r *ruleInfo) {
 	written := map[string]writer{}
 	for i, t := range r.ref.Rule.Transformations {
 		facts, _ := t.Action.Facts()
+		if !r.stepKnown(i, "action") || facts.Write != rules.WriteNone && !r.stepKnown(i, "path", "targetPath", "when") {
+			// What it writes, or moves away, is unknown: later writes are
+			// compared with the writes after it only.
+			clear(written)
+			continue
+		}
 		if facts.Write == rules.WriteNone {
 			continue
 		}
@@ -63,14 +69,20 @@ func (l *linter) checkWrites(r *ruleInfo) {
 // nothing in between working on B: one rename A → C says the same.
 func (l *linter) checkRenameChains(r *ruleInfo) {
 	ts := r.ref.Rule.Transformations
+	// known says whether what a step reads and writes is free of
+	// structure errors.
+	known := func(i int) bool { return r.stepKnown(i, "action", "path", "targetPath", "when") }
 	for i, t := range ts {
-		if t.Action != rules.ActionRename {
+		if t.Action != rules.ActionRename || !known(i) {
 			continue
 		}
 		b := normPath(t.TargetPath)
 	next:
 		for j := i + 1; j < len(ts); j++ {
 			u := ts[j]
+			if !known(j) {
+				break // it may work on B
+			}
 			if u.Action == rules.ActionRename && normPath(u.Path) == b && t.When == "" && u.When == "" {
 				l.addRule(IDRenameChain, r, tfield(i, "targetPath"), t.Path, b, j, u.TargetPath, t.Path, u.TargetPath)
 				break

@@ -7,7 +7,9 @@
 //
 //   - Structure: the decoding and validation errors of the rules package,
 //     each mapped to an ID (one source of truth: lint does not validate
-//     again). Rules with structure errors are left out of the checks below.
+//     again). Rules whose own fields have structure errors are left out of
+//     the checks below; an error in one transformation leaves the others
+//     checked, as far as their findings do not depend on it.
 //   - Compile: the generated forward and reverse jq programs of every rule.
 //   - Consistency: two writes to one field, rename chains, cycles and
 //     second paths in the version graph, routing rules nothing serves.

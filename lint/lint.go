@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mvpctl/mvpctl/rules"
@@ -85,8 +86,9 @@ type linter struct {
 	sources  map[string][]string // file → lines
 	rs       *rules.RuleSet
 	findings []Finding
-	// clean are the migration rules without structure errors, which the
-	// deeper checks work on.
+	// clean are the migration rules whose own fields have no structure
+	// errors, which the deeper checks work on; errors inside some of their
+	// transformations are in ruleInfo.broken.
 	clean []ruleInfo
 	todos []todo
 	// samples counts the objects the round-trip check converted.
@@ -98,8 +100,34 @@ type ruleInfo struct {
 	ref   rules.RuleRef
 	index int // within its document
 	field string
+	// broken holds, per transformation with structure errors, the names of
+	// its fields that have them ("" for the transformation as a whole).
+	// The checks treat those fields as unknown, and report what does not
+	// depend on them.
+	broken map[int]map[string]bool
 	// compiled is set when the rule compiled for the round-trip check.
 	compiled *rules.Compiled
+}
+
+// intact reports whether the rule has no structure error at all.
+func (r *ruleInfo) intact() bool { return len(r.broken) == 0 }
+
+// stepKnown reports whether transformation i is free of structure errors
+// in the fields named (in all its fields, when none are named).
+func (r *ruleInfo) stepKnown(i int, fields ...string) bool {
+	b := r.broken[i]
+	switch {
+	case b == nil:
+		return true
+	case b[""] || len(fields) == 0:
+		return false
+	}
+	for _, f := range fields {
+		if b[f] {
+			return false
+		}
+	}
+	return true
 }
 
 // Run lints rules files as one rule set (like mvpctl convert loads them):
@@ -286,29 +314,59 @@ func (l *linter) addRuleKey(id string, r *ruleInfo, fld string, args ...any) *Fi
 	return l.add(id, r.ref.Doc.KeyPos(full), full, r.ref.Rule.ID(), args...)
 }
 
-// selectClean keeps the migration rules that no structure error touches.
+// selectClean keeps the migration rules whose own fields no structure
+// error touches, and notes the fields of their transformations that errors
+// touch.
 func (l *linter) selectClean(errs rules.ErrorList) {
 	for _, d := range l.rs.Documents {
 		start, end := l.docLines(d)
 		for i := range d.Rules.Spec.APIMigrationRules {
-			fld := fmt.Sprintf("spec.apiMigrationRules[%d]", i)
-			bad := false
-			for _, e := range errs {
-				if e.Pos.File == d.File && e.Pos.Line >= start && (end == 0 || e.Pos.Line < end) && within(e.Field.Field, fld) {
-					bad = true
-					break
-				}
-			}
-			if bad {
-				continue
-			}
-			l.clean = append(l.clean, ruleInfo{
+			r := ruleInfo{
 				ref:   rules.RuleRef{Rule: &d.Rules.Spec.APIMigrationRules[i], Doc: d},
 				index: i,
-				field: fld,
-			})
+				field: fmt.Sprintf("spec.apiMigrationRules[%d]", i),
+			}
+			ok := true
+			for _, e := range errs {
+				if e.Pos.File == d.File && e.Pos.Line >= start && (end == 0 || e.Pos.Line < end) && within(e.Field.Field, r.field) {
+					ok = ok && r.noteBroken(e.Field.Field)
+				}
+			}
+			if ok {
+				l.clean = append(l.clean, r)
+			}
 		}
 	}
+}
+
+// noteBroken records a structure error at field path f of the rule; it
+// returns false when the error is about the rule itself rather than one of
+// its transformations.
+func (r *ruleInfo) noteBroken(f string) bool {
+	rest, ok := strings.CutPrefix(f, r.field+".transformations[")
+	if !ok {
+		return false
+	}
+	num, rest, ok := strings.Cut(rest, "]")
+	i, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return false
+	}
+	name := "" // the transformation as a whole
+	if rest, ok := strings.CutPrefix(rest, "."); ok {
+		name = rest // a field; valueMap[2].from is about valueMap
+		if j := strings.IndexAny(rest, ".["); j >= 0 {
+			name = rest[:j]
+		}
+	}
+	if r.broken == nil {
+		r.broken = map[int]map[string]bool{}
+	}
+	if r.broken[i] == nil {
+		r.broken[i] = map[string]bool{}
+	}
+	r.broken[i][name] = true
+	return true
 }
 
 // docLines is the line range [start, end) of a document in its file; end

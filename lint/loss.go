@@ -20,6 +20,9 @@ func (l *linter) checkLoss() {
 		r := &l.clean[i]
 		mr := r.ref.Rule
 		for j, t := range mr.Transformations {
+			if !r.stepKnown(j) {
+				continue
+			}
 			switch t.Action {
 			case rules.ActionRemove:
 				l.addRule(IDFieldDropped, r, tfield(j, "path"), "forward ("+mr.ToVersion+" has no such field)", t.Path, "from "+mr.FromVersion+" objects", covered)

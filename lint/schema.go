@@ -285,7 +285,9 @@ func (s *ruleSchema) inTo(p rules.Path) (*snode, bool) {
 }
 
 // step checks transformation i against the schemas and applies it to the
-// working object.
+// working object. A transformation with structure errors is not checked;
+// it is applied when what it changes is known, else the working object
+// becomes unknown.
 func (s *ruleSchema) step(i int) {
 	t := &s.mr.Transformations[i]
 	var path, target rules.Path
@@ -294,6 +296,14 @@ func (s *ruleSchema) step(i int) {
 	}
 	if t.TargetPath != "" {
 		target, _ = rules.ParsePath(t.TargetPath)
+	}
+	if !s.r.stepKnown(i) {
+		if s.r.stepKnown(i, "action", "path", "targetPath", "type", "when") {
+			s.apply(t, path, target, nil)
+		} else {
+			s.w = nil
+		}
+		return
 	}
 	cur := s.checkSource(i, t, path)
 	dst := s.checkTarget(i, t, path, target)
