@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -27,65 +26,39 @@ func (l *linter) addError(e *rules.Error) {
 	l.findings = append(l.findings, f)
 }
 
-var ruleFieldRE = regexp.MustCompile(`^spec\.apiMigrationRules\[[0-9]+\]$`)
-
-// classify maps a field error of the rules package to a check ID by its
-// type, the field it is about and, where the type is too coarse, its detail.
-func classify(fe *field.Error) string {
-	f, detail := fe.Field, fe.Detail
-	last := lastKey(f)
-	switch {
-	case strings.HasPrefix(detail, "YAML syntax error"):
-		return IDYAMLSyntax
-	case fe.Type == field.ErrorTypeForbidden && strings.HasPrefix(detail, "unknown field"):
-		return IDUnknownField
-	case fe.Type == field.ErrorTypeDuplicate && ruleFieldRE.MatchString(f):
-		return IDDuplicateRule
-	case fe.Type == field.ErrorTypeDuplicate:
-		return IDDuplicateKey
-	case fe.Type == field.ErrorTypeInvalid && (strings.HasPrefix(detail, "must be a string") || strings.HasPrefix(detail, "must be an object") || strings.HasPrefix(detail, "must be a list") || strings.HasPrefix(detail, "invalid integer")):
-		return IDWrongType
-	case f == "apiVersion" || f == "kind" || f == "metadata" || f == "metadata.name" || f == "spec" && fe.Type == field.ErrorTypeRequired:
-		return IDInvalidHeader
-	case last == "action" && fe.Type == field.ErrorTypeNotSupported:
-		return IDUnsupportedAction
-	case (last == "type" || last == "fromType") && fe.Type == field.ErrorTypeNotSupported:
-		return IDUnsupportedType
-	case fe.Type == field.ErrorTypeRequired:
-		return IDMissingField
-	case fe.Type == field.ErrorTypeForbidden:
-		return IDFieldNotAllowed
-	case last == "forward" || last == "reverse" || last == "when":
-		if strings.Contains(detail, "not defined") {
-			return IDJQUndefined
-		}
-		return IDJQSyntax
-	case last == "path" || last == "targetPath":
-		return IDInvalidPath
-	case last == "toVersion" && strings.Contains(detail, "must differ from fromVersion"):
-		return IDSameVersion
-	case last == "fromVersion" || last == "toVersion" || last == "clientVersion":
-		return IDInvalidVersion
-	case last == "apiGroup" || last == "toApiGroup" || last == "resource" || last == "kind":
-		return IDInvalidName
-	case last == "preferApiServerVersion":
-		return IDInvalidServerVersion
-	case (last == "defaultValue" || last == "value") && strings.Contains(detail, "is not of type"):
-		return IDValueType
-	}
-	return IDInvalidField
+// structureIDs gives the check ID of each origin of a rules error: the
+// rules package names where an error was made, lint names the check.
+var structureIDs = map[string]string{
+	rules.OriginYAMLSyntax:     IDYAMLSyntax,
+	rules.OriginDocumentSize:   IDInvalidField,
+	rules.OriginRecursiveAlias: IDInvalidField,
+	rules.OriginUnknownField:   IDUnknownField,
+	rules.OriginDuplicateKey:   IDDuplicateKey,
+	rules.OriginWrongType:      IDWrongType,
+	rules.OriginDecode:         IDInvalidField,
+	rules.OriginHeader:         IDInvalidHeader,
+	rules.OriginRequired:       IDMissingField,
+	rules.OriginNotUsed:        IDFieldNotAllowed,
+	rules.OriginAction:         IDUnsupportedAction,
+	rules.OriginTypeName:       IDUnsupportedType,
+	rules.OriginPath:           IDInvalidPath,
+	rules.OriginName:           IDInvalidName,
+	rules.OriginAPIVersion:     IDInvalidVersion,
+	rules.OriginSameVersion:    IDSameVersion,
+	rules.OriginServerVersion:  IDInvalidServerVersion,
+	rules.OriginDuplicateRule:  IDDuplicateRule,
+	rules.OriginValueType:      IDValueType,
+	rules.OriginJQSyntax:       IDJQSyntax,
+	rules.OriginJQUndefined:    IDJQUndefined,
 }
 
-// lastKey is the last member name of a field path: spec.rules[0].path → path.
-func lastKey(f string) string {
-	for strings.HasSuffix(f, "]") {
-		i := strings.LastIndexByte(f, '[')
-		if i < 0 {
-			break
-		}
-		f = f[:i]
+// classify maps a field error of the rules package to a check ID by its
+// origin; an error without a known origin is an invalid field.
+func classify(fe *field.Error) string {
+	if id, ok := structureIDs[fe.Origin]; ok {
+		return id
 	}
-	return f[strings.LastIndexByte(f, '.')+1:]
+	return IDInvalidField
 }
 
 // oneLine keeps a message on one line for the file:line:col format.

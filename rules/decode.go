@@ -347,7 +347,7 @@ func syntaxError(file string, lines []string, err error) error {
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
-	e := &Error{Pos: Pos{File: file, Line: line}, Field: &field.Error{Type: field.ErrorTypeInvalid, Field: "<document>", BadValue: field.OmitValueType{}, Detail: "YAML syntax error: " + msg}}
+	e := &Error{Pos: Pos{File: file, Line: line}, Field: &field.Error{Type: field.ErrorTypeInvalid, Field: "<document>", BadValue: field.OmitValueType{}, Detail: "YAML syntax error: " + msg, Origin: OriginYAMLSyntax}}
 	if line >= 1 && line <= len(lines) {
 		e.SourceLine = lines[line-1]
 		e.Pos.Col = 1
@@ -386,7 +386,7 @@ func (dc *decoder) enter(n *yaml.Node, fld *field.Path) (resolved *yaml.Node, le
 	if dc.budget < 0 || dc.aliasBudget < 0 {
 		if !dc.exhausted {
 			dc.exhausted = true
-			dc.fail(n, field.Invalid(fldOrRoot(fld), field.OmitValueType{}, fmt.Sprintf("document too large: more than %d YAML nodes, or more than %d through aliases", maxNodes, maxAliasNodes)))
+			dc.fail(n, field.Invalid(fldOrRoot(fld), field.OmitValueType{}, fmt.Sprintf("document too large: more than %d YAML nodes, or more than %d through aliases", maxNodes, maxAliasNodes)).WithOrigin(OriginDocumentSize))
 		}
 		return nil, nil, false
 	}
@@ -395,7 +395,7 @@ func (dc *decoder) enter(n *yaml.Node, fld *field.Path) (resolved *yaml.Node, le
 	}
 	target := n.Alias
 	if dc.expanding[target] {
-		dc.fail(n, field.Invalid(fldOrRoot(fld), "*"+n.Value, "recursive YAML alias"))
+		dc.fail(n, field.Invalid(fldOrRoot(fld), "*"+n.Value, "recursive YAML alias").WithOrigin(OriginRecursiveAlias))
 		return nil, nil, false
 	}
 	dc.expanding[target] = true
@@ -437,7 +437,7 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path, key st
 			return
 		}
 		if err != nil {
-			dc.fail(n, field.Invalid(fld, n.Value, err.Error()))
+			dc.fail(n, field.Invalid(fld, n.Value, err.Error()).WithOrigin(OriginWrongType))
 			return
 		}
 		v.Set(reflect.ValueOf(Value{V: val}))
@@ -449,7 +449,7 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path, key st
 			return
 		}
 		if n.Kind != yaml.MappingNode {
-			dc.fail(n, field.Invalid(fldOrRoot(fld), describe(n), "must be an object"))
+			dc.fail(n, field.Invalid(fldOrRoot(fld), describe(n), "must be an object").WithOrigin(OriginWrongType))
 			return
 		}
 		fields := jsonFields(v.Type())
@@ -466,7 +466,7 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path, key st
 				child = field.NewPath(name)
 			}
 			if seen[name] {
-				dc.fail(k, field.Duplicate(child, name))
+				dc.fail(k, field.Duplicate(child, name).WithOrigin(OriginDuplicateKey))
 				continue
 			}
 			seen[name] = true
@@ -476,7 +476,7 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path, key st
 				if s := suggest(name, fields); s != "" {
 					detail += fmt.Sprintf(" (did you mean %q?)", s)
 				}
-				dc.fail(k, field.Forbidden(child, detail))
+				dc.fail(k, field.Forbidden(child, detail).WithOrigin(OriginUnknownField))
 				continue
 			}
 			childKey := prefix + name
@@ -488,7 +488,7 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path, key st
 			return
 		}
 		if n.Kind != yaml.SequenceNode {
-			dc.fail(n, field.Invalid(fld, describe(n), "must be a list"))
+			dc.fail(n, field.Invalid(fld, describe(n), "must be a list").WithOrigin(OriginWrongType))
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -501,7 +501,7 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path, key st
 			return
 		}
 		if n.Kind != yaml.MappingNode {
-			dc.fail(n, field.Invalid(fld, describe(n), "must be an object"))
+			dc.fail(n, field.Invalid(fld, describe(n), "must be an object").WithOrigin(OriginWrongType))
 			return
 		}
 		m := reflect.MakeMap(v.Type())
@@ -509,7 +509,7 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path, key st
 			k, val := n.Content[i], n.Content[i+1]
 			child := fld.Key(k.Value)
 			if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
-				dc.fail(k, field.Duplicate(child, k.Value))
+				dc.fail(k, field.Duplicate(child, k.Value).WithOrigin(OriginDuplicateKey))
 				continue
 			}
 			e := reflect.New(v.Type().Elem()).Elem()
@@ -522,12 +522,12 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path, key st
 			if isNull(n) {
 				return
 			}
-			dc.fail(n, field.Invalid(fld, describe(n), "must be a string"))
+			dc.fail(n, field.Invalid(fld, describe(n), "must be a string").WithOrigin(OriginWrongType))
 			return
 		}
 		v.SetString(n.Value)
 	default:
-		dc.fail(n, field.InternalError(fld, fmt.Errorf("cannot decode into %s", v.Type())))
+		dc.fail(n, field.InternalError(fld, fmt.Errorf("cannot decode into %s", v.Type())).WithOrigin(OriginDecode))
 	}
 }
 

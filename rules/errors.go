@@ -41,6 +41,67 @@ func (e *Error) Error() string {
 	return e.Pos.String() + ": " + e.Field.Error()
 }
 
+// Origins name the check of decoding or validation that made an [Error]
+// (its field.Error's Origin). Unlike messages, they do not change when a
+// message is reworded: lint's check IDs, which users list in CI
+// configurations, are looked up by them.
+const (
+	// OriginYAMLSyntax: the file is not YAML or JSON.
+	OriginYAMLSyntax = "yamlSyntax"
+	// OriginDocumentSize: a document has too many YAML nodes, or expands
+	// too many through aliases.
+	OriginDocumentSize = "documentSize"
+	// OriginRecursiveAlias: a YAML alias refers to a node that contains it.
+	OriginRecursiveAlias = "recursiveAlias"
+	// OriginUnknownField: a field the TransformationRules schema does not have.
+	OriginUnknownField = "unknownField"
+	// OriginDuplicateKey: the same key twice in one mapping.
+	OriginDuplicateKey = "duplicateKey"
+	// OriginWrongType: a value of the wrong YAML type.
+	OriginWrongType = "wrongType"
+	// OriginDecode: a value the decoder cannot store (a bug, not bad input).
+	OriginDecode = "decode"
+	// OriginHeader: apiVersion, kind, metadata.name or spec is missing or wrong.
+	OriginHeader = "header"
+	// OriginRequired: a field that the rule or its action needs is missing.
+	OriginRequired = "required"
+	// OriginNotUsed: a field that the action does not use.
+	OriginNotUsed = "notUsed"
+	// OriginAction: an action mvpctl does not know.
+	OriginAction = "action"
+	// OriginTypeName: a type or fromType mvpctl does not know.
+	OriginTypeName = "typeName"
+	// OriginPath: path syntax, or a path the action cannot use.
+	OriginPath = "path"
+	// OriginName: an apiGroup, resource or kind that is not a valid name.
+	OriginName = "name"
+	// OriginAPIVersion: a fromVersion, toVersion or clientVersion that is
+	// not an API version.
+	OriginAPIVersion = "apiVersion"
+	// OriginSameVersion: toVersion equals fromVersion in the same group.
+	OriginSameVersion = "sameVersion"
+	// OriginServerVersion: a preferApiServerVersion that is not a pattern.
+	OriginServerVersion = "serverVersion"
+	// OriginDuplicateRule: two migration rules for one resource and versions.
+	OriginDuplicateRule = "duplicateRule"
+	// OriginValueType: a defaultValue or value that does not have the type
+	// the transformation gives.
+	OriginValueType = "valueType"
+	// OriginJQSyntax: a jq expression that does not parse.
+	OriginJQSyntax = "jqSyntax"
+	// OriginJQUndefined: a jq expression that refers to a function,
+	// variable or label that does not exist (it parses, but does not compile).
+	OriginJQUndefined = "jqUndefined"
+)
+
+// Origins lists every origin of decoding and validation errors.
+var Origins = []string{
+	OriginYAMLSyntax, OriginDocumentSize, OriginRecursiveAlias, OriginUnknownField, OriginDuplicateKey,
+	OriginWrongType, OriginDecode, OriginHeader, OriginRequired, OriginNotUsed, OriginAction, OriginTypeName,
+	OriginPath, OriginName, OriginAPIVersion, OriginSameVersion, OriginServerVersion, OriginDuplicateRule,
+	OriginValueType, OriginJQSyntax, OriginJQUndefined,
+}
+
 // ErrorList is every problem found in a rule set, sorted by position.
 type ErrorList []*Error
 

@@ -33,7 +33,7 @@ func (rs *RuleSet) Validate() ErrorList {
 			fld := field.NewPath("spec", "apiMigrationRules").Index(i)
 			id := r.ID()
 			if prev, ok := seen[id]; ok {
-				errs = append(errs, d.errorAt(d.Pos(fld.Child("toVersion").String()), field.Duplicate(fld, fmt.Sprintf("%s (also at %s)", id, prev))))
+				errs = append(errs, d.errorAt(d.Pos(fld.Child("toVersion").String()), field.Duplicate(fld, fmt.Sprintf("%s (also at %s)", id, prev)).WithOrigin(OriginDuplicateRule)))
 				continue
 			}
 			seen[id] = d.Pos(fld.String()).String()
@@ -68,28 +68,29 @@ func (r *MigrationRule) TargetGroup() string {
 func validateDocument(d *Document) ErrorList {
 	var errs ErrorList
 	add := func(fe *field.Error) { errs = append(errs, d.wrap(fe)) }
+	header := func(fe *field.Error) { add(fe.WithOrigin(OriginHeader)) }
 	r := d.Rules
 	if r.APIVersion == "" {
-		add(field.Required(field.NewPath("apiVersion"), "must be "+APIVersion))
+		header(field.Required(field.NewPath("apiVersion"), "must be "+APIVersion))
 	} else if r.APIVersion != APIVersion {
-		add(field.NotSupported(field.NewPath("apiVersion"), r.APIVersion, []string{APIVersion}))
+		header(field.NotSupported(field.NewPath("apiVersion"), r.APIVersion, []string{APIVersion}))
 	}
 	if r.Kind == "" {
-		add(field.Required(field.NewPath("kind"), "must be "+KindTransformationRules))
+		header(field.Required(field.NewPath("kind"), "must be "+KindTransformationRules))
 	} else if r.Kind != KindTransformationRules {
-		add(field.NotSupported(field.NewPath("kind"), r.Kind, []string{KindTransformationRules}))
+		header(field.NotSupported(field.NewPath("kind"), r.Kind, []string{KindTransformationRules}))
 	}
 	meta := field.NewPath("metadata")
 	if r.Metadata.Name == "" {
-		add(field.Required(meta.Child("name"), ""))
+		header(field.Required(meta.Child("name"), ""))
 	} else {
 		for _, msg := range validation.IsDNS1123Subdomain(r.Metadata.Name) {
-			add(field.Invalid(meta.Child("name"), r.Metadata.Name, msg))
+			header(field.Invalid(meta.Child("name"), r.Metadata.Name, msg))
 		}
 	}
 	spec := field.NewPath("spec")
 	if len(r.Spec.APIMigrationRules) == 0 && len(r.Spec.APIRoutingRules) == 0 {
-		add(field.Required(spec, "must have apiMigrationRules or apiRoutingRules"))
+		header(field.Required(spec, "must have apiMigrationRules or apiRoutingRules"))
 	}
 	for i := range r.Spec.APIMigrationRules {
 		errs = append(errs, validateMigrationRule(d, &r.Spec.APIMigrationRules[i], spec.Child("apiMigrationRules").Index(i))...)
@@ -108,31 +109,31 @@ func validateGroup(g string, fld *field.Path) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1123Subdomain(g) {
-		errs = append(errs, field.Invalid(fld, g, msg))
+		errs = append(errs, field.Invalid(fld, g, msg).WithOrigin(OriginName))
 	}
 	return errs
 }
 
 func validateResource(res string, fld *field.Path, allowWildcard bool) field.ErrorList {
 	if res == "" {
-		return field.ErrorList{field.Required(fld, "the lower-case plural resource name, e.g. ingresses")}
+		return field.ErrorList{field.Required(fld, "the lower-case plural resource name, e.g. ingresses").WithOrigin(OriginRequired)}
 	}
 	if allowWildcard && res == "*" {
 		return nil
 	}
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1123Label(res) {
-		errs = append(errs, field.Invalid(fld, res, msg))
+		errs = append(errs, field.Invalid(fld, res, msg).WithOrigin(OriginName))
 	}
 	return errs
 }
 
 func validateVersion(v string, fld *field.Path) field.ErrorList {
 	if v == "" {
-		return field.ErrorList{field.Required(fld, "an API version such as v1beta1")}
+		return field.ErrorList{field.Required(fld, "an API version such as v1beta1").WithOrigin(OriginRequired)}
 	}
 	if !versionRE.MatchString(v) {
-		return field.ErrorList{field.Invalid(fld, v, "must be an API version such as v1, v1beta1 or v2alpha1")}
+		return field.ErrorList{field.Invalid(fld, v, "must be an API version such as v1, v1beta1 or v2alpha1").WithOrigin(OriginAPIVersion)}
 	}
 	return nil
 }
@@ -143,12 +144,12 @@ func validateMigrationRule(d *Document, r *MigrationRule, fld *field.Path) Error
 	fes = append(fes, validateGroup(r.ToAPIGroup, fld.Child("toApiGroup"))...)
 	fes = append(fes, validateResource(r.Resource, fld.Child("resource"), false)...)
 	if r.Kind != "" && !kindRE.MatchString(r.Kind) {
-		fes = append(fes, field.Invalid(fld.Child("kind"), r.Kind, "must be a CamelCase kind such as Ingress"))
+		fes = append(fes, field.Invalid(fld.Child("kind"), r.Kind, "must be a CamelCase kind such as Ingress").WithOrigin(OriginName))
 	}
 	fes = append(fes, validateVersion(r.FromVersion, fld.Child("fromVersion"))...)
 	fes = append(fes, validateVersion(r.ToVersion, fld.Child("toVersion"))...)
 	if r.FromVersion != "" && r.FromVersion == r.ToVersion && r.TargetGroup() == r.APIGroup {
-		fes = append(fes, field.Invalid(fld.Child("toVersion"), r.ToVersion, "must differ from fromVersion"))
+		fes = append(fes, field.Invalid(fld.Child("toVersion"), r.ToVersion, "must differ from fromVersion").WithOrigin(OriginSameVersion))
 	}
 	var errs ErrorList
 	for _, fe := range fes {
@@ -182,8 +183,8 @@ func validateTransformation(d *Document, t *Transformation, fld *field.Path) Err
 	add(validateValueTypes(t, fld)...)
 	for _, e := range []struct{ name, src string }{{"forward", t.Forward}, {"reverse", t.Reverse}, {"when", t.When}} {
 		if e.src != "" {
-			if err := checkJQ(e.src); err != nil {
-				errs = append(errs, jqError(d, fld.Child(e.name), e.src, err))
+			if origin, err := checkJQ(e.src); err != nil {
+				errs = append(errs, jqError(d, fld.Child(e.name), e.src, origin, err))
 			}
 		}
 	}
@@ -194,18 +195,18 @@ func validateTransformation(d *Document, t *Transformation, fld *field.Path) Err
 // set. With an unknown or missing action nothing else can be checked.
 func validateAction(t *Transformation, fld *field.Path) (facts ActionFacts, known bool, errs field.ErrorList) {
 	if t.Action == "" {
-		return facts, false, field.ErrorList{field.Required(fld.Child("action"), "one of "+strings.Join(actionNames(), ", "))}
+		return facts, false, field.ErrorList{field.Required(fld.Child("action"), "one of "+strings.Join(actionNames(), ", ")).WithOrigin(OriginRequired)}
 	}
 	facts, known = t.Action.Facts()
 	if !known {
-		return facts, false, field.ErrorList{field.NotSupported(fld.Child("action"), t.Action, actionNames())}
+		return facts, false, field.ErrorList{field.NotSupported(fld.Child("action"), t.Action, actionNames()).WithOrigin(OriginAction)}
 	}
 	set := t.setFields()
 	allowed := map[string]bool{"action": true, "when": true, "description": true}
 	for _, f := range facts.Required {
 		allowed[f] = true
 		if !set[f] {
-			errs = append(errs, field.Required(fld.Child(f), fmt.Sprintf("required for action %q", t.Action)))
+			errs = append(errs, field.Required(fld.Child(f), fmt.Sprintf("required for action %q", t.Action)).WithOrigin(OriginRequired))
 		}
 	}
 	for _, f := range facts.Optional {
@@ -213,7 +214,7 @@ func validateAction(t *Transformation, fld *field.Path) (facts ActionFacts, know
 	}
 	for _, f := range slices.Sorted(maps.Keys(set)) {
 		if !allowed[f] {
-			errs = append(errs, field.Forbidden(fld.Child(f), fmt.Sprintf("not used by action %q", t.Action)))
+			errs = append(errs, field.Forbidden(fld.Child(f), fmt.Sprintf("not used by action %q", t.Action)).WithOrigin(OriginNotUsed))
 		}
 	}
 	return facts, true, errs
@@ -257,7 +258,7 @@ func validatePaths(t *Transformation, facts ActionFacts, path, target Path, fld 
 	if len(path) == 1 && path[0].Kind == StepKey && (path[0].Key == "apiVersion" || path[0].Key == "kind") {
 		errs = append(errs, field.Invalid(fld.Child("path"), t.Path, "apiVersion and kind are set by the conversion itself"))
 	}
-	return errs
+	return errs.WithOrigin(OriginPath)
 }
 
 // validateTypes checks that the type hints name types.
@@ -269,7 +270,7 @@ func validateTypes(t *Transformation, fld *field.Path) field.ErrorList {
 	if t.FromType != "" && !validType(t.FromType) {
 		errs = append(errs, field.NotSupported(fld.Child("fromType"), t.FromType, typeNames()))
 	}
-	return errs
+	return errs.WithOrigin(OriginTypeName)
 }
 
 // validateValueTypes checks that the values written have the type that the
@@ -284,7 +285,7 @@ func validateValueTypes(t *Transformation, fld *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(fld.Child(v.name), v.val.V, fmt.Sprintf("is not of type %q", t.Type)))
 		}
 	}
-	return errs
+	return errs.WithOrigin(OriginValueType)
 }
 
 // validateModify checks that a modify has one pair or a complete valueMap.
@@ -293,20 +294,20 @@ func validateModify(t *Transformation, fld *field.Path) field.ErrorList {
 	hasPair := t.MatchValue != nil || t.ReplaceValue != nil
 	switch {
 	case hasPair && len(t.ValueMap) > 0:
-		errs = append(errs, field.Forbidden(fld.Child("valueMap"), "use either matchValue/replaceValue or valueMap"))
+		errs = append(errs, field.Forbidden(fld.Child("valueMap"), "use either matchValue/replaceValue or valueMap").WithOrigin(OriginNotUsed))
 	case !hasPair && len(t.ValueMap) == 0:
-		errs = append(errs, field.Required(fld.Child("matchValue"), "modify needs matchValue and replaceValue, or valueMap"))
+		errs = append(errs, field.Required(fld.Child("matchValue"), "modify needs matchValue and replaceValue, or valueMap").WithOrigin(OriginRequired))
 	case hasPair && t.MatchValue == nil:
-		errs = append(errs, field.Required(fld.Child("matchValue"), "required with replaceValue"))
+		errs = append(errs, field.Required(fld.Child("matchValue"), "required with replaceValue").WithOrigin(OriginRequired))
 	case hasPair && t.ReplaceValue == nil:
-		errs = append(errs, field.Required(fld.Child("replaceValue"), "required with matchValue"))
+		errs = append(errs, field.Required(fld.Child("replaceValue"), "required with matchValue").WithOrigin(OriginRequired))
 	}
 	for i, p := range t.ValueMap {
 		if p.From == nil {
-			errs = append(errs, field.Required(fld.Child("valueMap").Index(i).Child("from"), ""))
+			errs = append(errs, field.Required(fld.Child("valueMap").Index(i).Child("from"), "").WithOrigin(OriginRequired))
 		}
 		if p.To == nil {
-			errs = append(errs, field.Required(fld.Child("valueMap").Index(i).Child("to"), ""))
+			errs = append(errs, field.Required(fld.Child("valueMap").Index(i).Child("to"), "").WithOrigin(OriginRequired))
 		}
 	}
 	return errs
@@ -355,12 +356,12 @@ func validateRoutingRule(r *RoutingRule, fld *field.Path) field.ErrorList {
 	}
 	switch {
 	case r.PreferAPIServerVersion == "":
-		errs = append(errs, field.Required(fld.Child("preferApiServerVersion"), "a server version pattern such as v1.32.y or >=1.32"))
+		errs = append(errs, field.Required(fld.Child("preferApiServerVersion"), "a server version pattern such as v1.32.y or >=1.32").WithOrigin(OriginRequired))
 	case len(r.PreferAPIServerVersion) > MaxServerVersionPatternLength:
-		errs = append(errs, field.TooLong(fld.Child("preferApiServerVersion"), r.PreferAPIServerVersion, MaxServerVersionPatternLength))
+		errs = append(errs, field.TooLong(fld.Child("preferApiServerVersion"), r.PreferAPIServerVersion, MaxServerVersionPatternLength).WithOrigin(OriginServerVersion))
 	default:
 		if _, err := ParseServerVersionPattern(r.PreferAPIServerVersion); err != nil {
-			errs = append(errs, field.Invalid(fld.Child("preferApiServerVersion"), r.PreferAPIServerVersion, "must be a server version pattern: "+serverVersionSyntax))
+			errs = append(errs, field.Invalid(fld.Child("preferApiServerVersion"), r.PreferAPIServerVersion, "must be a server version pattern: "+serverVersionSyntax).WithOrigin(OriginServerVersion))
 		}
 	}
 	return errs
@@ -368,26 +369,30 @@ func validateRoutingRule(r *RoutingRule, fld *field.Path) field.ErrorList {
 
 func pathError(d *Document, fld *field.Path, text string, err error) *Error {
 	var pe *PathError
-	fe := field.Invalid(fld, text, err.Error())
+	fe := field.Invalid(fld, text, err.Error()).WithOrigin(OriginPath)
 	if errors.As(err, &pe) {
-		fe = field.Invalid(fld, text, pe.Msg)
+		fe = field.Invalid(fld, text, pe.Msg).WithOrigin(OriginPath)
 		return d.errorAt(d.scalarPos(fld.String(), text, pe.Offset), fe)
 	}
 	return d.wrap(fe)
 }
 
 // checkJQ parses and compiles a jq expression the way the compiler embeds
-// it, so that unknown functions are reported here too.
-func checkJQ(src string) error {
+// it, so that unknown functions are reported here too. The origin says
+// which of the two failed.
+func checkJQ(src string) (origin string, err error) {
 	q, err := gojq.Parse(src)
 	if err != nil {
-		return err
+		return OriginJQSyntax, err
 	}
-	_, err = gojq.Compile(q)
-	return err
+	if _, err := gojq.Compile(q); err != nil {
+		return OriginJQUndefined, err
+	}
+	return "", nil
 }
 
-func jqError(d *Document, fld *field.Path, src string, err error) *Error {
+func jqError(d *Document, fld *field.Path, src, origin string, err error) *Error {
+	fe := field.Invalid(fld, src, err.Error()).WithOrigin(origin)
 	var pe *gojq.ParseError
 	if errors.As(err, &pe) {
 		// gojq reports the offset after the offending token; point at its start.
@@ -395,9 +400,9 @@ func jqError(d *Document, fld *field.Path, src string, err error) *Error {
 		if off < 0 {
 			off = pe.Offset
 		}
-		return d.errorAt(d.scalarPos(fld.String(), src, off), field.Invalid(fld, src, err.Error()))
+		return d.errorAt(d.scalarPos(fld.String(), src, off), fe)
 	}
-	return d.wrap(field.Invalid(fld, src, err.Error()))
+	return d.wrap(fe)
 }
 
 func validType(t ValueType) bool {
