@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/schemadiff"
 )
 
 // generator makes sample objects from a kind's schema. The same seed, rule
@@ -83,22 +84,22 @@ func (g *generator) value(n *snode, at rules.Path, depth int) any {
 	if hs := g.hints[at.String()]; len(hs) > 0 && g.rnd.IntN(2) == 0 {
 		return rules.DeepCopyJSON(hs[g.rnd.IntN(len(hs))])
 	}
-	if len(n.enum) > 0 {
-		return jsonValue(n.enum[g.rnd.IntN(len(n.enum))])
+	if len(n.Enum) > 0 {
+		return jsonValue(n.Enum[g.rnd.IntN(len(n.Enum))])
 	}
-	switch n.typ {
-	case typObject:
+	switch n.Type {
+	case schemadiff.TypeObject:
 		obj := map[string]any{}
-		keys := sortedKeys(n.props)
+		keys := sortedKeys(n.Properties)
 		for _, k := range keys {
 			if len(at) == 0 && (k == "apiVersion" || k == "kind" || k == "metadata") {
 				continue
 			}
-			if !n.required[k] && (depth > 6 || g.rnd.Float64() > 0.75-0.08*float64(depth)) {
+			if !n.Required[k] && (depth > 6 || g.rnd.Float64() > 0.75-0.08*float64(depth)) {
 				continue
 			}
 			c, _ := n.child(k)
-			if !n.required[k] && (c.typ == typArray || c.typ == typMap) && g.rnd.IntN(20) == 0 {
+			if !n.Required[k] && (c.Type == schemadiff.TypeArray || c.Type == schemadiff.TypeMap) && g.rnd.IntN(20) == 0 {
 				// Typed Go clients send null for nil slices and maps
 				// without omitempty (autoscaling/v2 status.currentMetrics).
 				obj[k] = nil
@@ -107,7 +108,7 @@ func (g *generator) value(n *snode, at rules.Path, depth int) any {
 			obj[k] = g.value(c, append(append(rules.Path{}, at...), rules.Step{Kind: rules.StepKey, Key: k}), depth+1)
 		}
 		return obj
-	case typArray:
+	case schemadiff.TypeArray:
 		var out []any
 		if depth <= 8 {
 			for range g.rnd.IntN(3) {
@@ -118,7 +119,7 @@ func (g *generator) value(n *snode, at rules.Path, depth int) any {
 			out = []any{}
 		}
 		return out
-	case typMap:
+	case schemadiff.TypeMap:
 		m := map[string]any{}
 		if depth <= 8 {
 			for i := range g.rnd.IntN(3) {

@@ -164,7 +164,7 @@ func (w *working) below(p rules.Path) (n *snode, guaranteed, ok bool) {
 // writtenBelow is the schema of a field that exists because transformations
 // write below it: unknown like any value, but, unlike the result of a jq
 // expression, its required members are still checked.
-var writtenBelow = &snode{typ: typAny}
+var writtenBelow = typedNode(schemadiff.TypeAny, nil)
 
 // drop removes a path and everything mounted below it.
 func (w *working) drop(p rules.Path) {
@@ -392,10 +392,10 @@ func (s *ruleSchema) checkValue(i int, name string, v *rules.Value, n *snode, la
 }
 
 func (s *ruleSchema) checkType(i int, name string, t rules.ValueType, n *snode, label, path string) {
-	if t == "" || n == nil || typeAgrees(t, n.typ) {
+	if t == "" || n == nil || typeAgrees(t, n.Type) {
 		return
 	}
-	s.l.addRule(IDSchemaType, s.r, tfield(i, name), path, n.typ, label, name, t)
+	s.l.addRule(IDSchemaType, s.r, tfield(i, name), path, n.Type, label, name, t)
 }
 
 // apply changes the working object as the step changes the object; dst is
@@ -411,7 +411,7 @@ func (s *ruleSchema) apply(t *rules.Transformation, path, target rules.Path, dst
 		w.move(path, target)
 		if t.Type != "" {
 			if n, g, ok := w.lookup(target); ok {
-				w.put(target, &snode{typ: string(t.Type), enum: n.enum}, g)
+				w.put(target, typedNode(string(t.Type), n.Enum), g)
 			}
 		}
 	case rules.ActionRemove:
@@ -424,7 +424,7 @@ func (s *ruleSchema) apply(t *rules.Transformation, path, target rules.Path, dst
 		w.put(path, n, facts.Write != rules.WriteNone && t.When == "")
 	case rules.ActionConvertType:
 		if _, g, ok := w.lookup(path); ok {
-			w.put(path, &snode{typ: string(t.Type)}, g)
+			w.put(path, typedNode(string(t.Type), nil), g)
 		}
 	case rules.ActionJQ:
 		if t.Path == "" {
@@ -457,12 +457,12 @@ func (l *linter) checkLeftOver(r *ruleInfo, w *working, toRoot *snode, fromLabel
 }
 
 func (l *linter) walkLeftOver(r *ruleInfo, w *working, m mount, n, to *snode, at rules.Path, fromLabel, toLabel string, stack map[string]bool, depth int) {
-	if depth > 12 || n.typ == typAny || n.preserve || to.typ == typAny || to.preserve || n.ref != "" && stack[n.ref] {
+	if depth > 12 || n.Type == schemadiff.TypeAny || n.PreserveUnknownFields || to.Type == schemadiff.TypeAny || to.PreserveUnknownFields || n.Ref != "" && stack[n.Ref] {
 		return
 	}
-	if n.ref != "" {
-		stack[n.ref] = true
-		defer delete(stack, n.ref)
+	if n.Ref != "" {
+		stack[n.Ref] = true
+		defer delete(stack, n.Ref)
 	}
 	visit := func(c *snode, p rules.Path, toChild *snode, ok bool) {
 		// Stop where another mount or a deletion takes over.
@@ -477,7 +477,7 @@ func (l *linter) walkLeftOver(r *ruleInfo, w *working, m mount, n, to *snode, at
 			}
 		}
 		if !ok {
-			shared := n.ref != "" && n.ref == to.ref
+			shared := n.Ref != "" && n.Ref == to.Ref
 			if !shared && !l.coveredByTODO(r, p.String()) {
 				l.addRule(IDLeftOver, r, "toVersion", fromLabel, p.String(), toLabel)
 			}
@@ -486,8 +486,8 @@ func (l *linter) walkLeftOver(r *ruleInfo, w *working, m mount, n, to *snode, at
 		l.walkLeftOver(r, w, m, c, toChild, p, fromLabel, toLabel, stack, depth+1)
 	}
 	switch {
-	case n.typ == typObject && to.typ == typObject:
-		for _, key := range sortedKeys(n.props) {
+	case n.Type == schemadiff.TypeObject && to.Type == schemadiff.TypeObject:
+		for _, key := range sortedKeys(n.Properties) {
 			if len(at) == 0 && (key == "apiVersion" || key == "kind" || key == "metadata") {
 				continue
 			}
@@ -495,7 +495,7 @@ func (l *linter) walkLeftOver(r *ruleInfo, w *working, m mount, n, to *snode, at
 			tc, ok := to.child(key)
 			visit(c, append(append(rules.Path{}, at...), rules.Step{Kind: rules.StepKey, Key: key}), tc, ok)
 		}
-	case (n.typ == typArray || n.typ == typMap) && n.typ == to.typ:
+	case (n.Type == schemadiff.TypeArray || n.Type == schemadiff.TypeMap) && n.Type == to.Type:
 		visit(n.element(), append(append(rules.Path{}, at...), rules.Step{Kind: rules.StepWildcard}), to.element(), true)
 	}
 }
@@ -503,26 +503,26 @@ func (l *linter) walkLeftOver(r *ruleInfo, w *working, m mount, n, to *snode, at
 // checkRequired walks the toVersion schema below the fields the working
 // object has and reports required fields forward may leave unset.
 func (l *linter) checkRequired(r *ruleInfo, w *working, n *snode, at rules.Path, label string, depth int) {
-	if depth > 12 || n.typ == typAny {
+	if depth > 12 || n.Type == schemadiff.TypeAny {
 		return
 	}
-	switch n.typ {
-	case typArray, typMap:
+	switch n.Type {
+	case schemadiff.TypeArray, schemadiff.TypeMap:
 		if _, _, ok := w.lookup(append(at, rules.Step{Kind: rules.StepWildcard})); ok {
 			l.checkRequired(r, w, n.element(), append(at, rules.Step{Kind: rules.StepWildcard}), label, depth+1)
 		}
 		return
-	case typObject:
+	case schemadiff.TypeObject:
 	default:
 		return
 	}
-	for _, key := range sortedKeys(n.props) {
+	for _, key := range sortedKeys(n.Properties) {
 		p := append(append(rules.Path{}, at...), rules.Step{Kind: rules.StepKey, Key: key})
 		if len(at) == 0 && (key == "apiVersion" || key == "kind" || key == "metadata") {
 			continue
 		}
 		wn, guaranteed, ok := w.lookup(p)
-		if n.required[key] && !guaranteed && !w.onlyVia(at, p) && !l.coveredByTODO(r, p.String()) {
+		if n.Required[key] && !guaranteed && !w.onlyVia(at, p) && !l.coveredByTODO(r, p.String()) {
 			when := "leaves unset when the source object lacks it"
 			if !ok {
 				when = "never writes: no transformation writes it and " + r.ref.Rule.FromVersion + " has no such field"
@@ -539,7 +539,7 @@ func (l *linter) checkRequired(r *ruleInfo, w *working, n *snode, at rules.Path,
 // typeAgrees reports whether a type hint fits a schema type.
 func typeAgrees(t rules.ValueType, schemaType string) bool {
 	switch {
-	case schemaType == typAny || string(t) == schemaType:
+	case schemaType == schemadiff.TypeAny || string(t) == schemaType:
 		return true
 	case t == rules.TypeInteger && (schemaType == "number" || schemaType == string(rules.TypeIntOrString)):
 		return true

@@ -8,36 +8,25 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/schemadiff"
 )
 
-// Value types of a schema node; scalars use the rules' type names.
-const (
-	typObject = "object"
-	typArray  = "array"
-	typMap    = "map"
-	typAny    = "any"
-)
-
-// snode is one field of a kind's schema, expanded lazily so that recursive
-// definitions (JSONSchemaProps) stay finite and only what rules look at is
-// built.
+// snode is one field of a kind's schema: schemadiff's view of it, whose
+// members are expanded lazily so that recursive definitions
+// (JSONSchemaProps) stay finite and only what rules look at is built.
 type snode struct {
-	typ      string
-	ref      string // definition name, for recursion and messages
-	enum     []any
-	required map[string]bool
-	nullable bool
-	// preserve is x-kubernetes-preserve-unknown-fields: anything may be below.
-	preserve bool
-
-	schemas  []*openapi3.SchemaRef // the allOf parts, for lazy expansion
-	props    map[string]*openapi3.SchemaRef
+	schemadiff.View
 	children map[string]*snode
-	elemRef  *openapi3.SchemaRef
 	elem     *snode
 }
 
-var anyNode = &snode{typ: typAny}
+var anyNode = typedNode(schemadiff.TypeAny, nil)
+
+// typedNode is a node of a type without members, such as what a type
+// conversion leaves.
+func typedNode(typ string, enum []any) *snode {
+	return &snode{View: schemadiff.View{Type: typ, Enum: enum}}
+}
 
 // newSNode reads the attributes of a schema; properties and items are
 // expanded when first asked for.
@@ -45,71 +34,7 @@ func newSNode(ref *openapi3.SchemaRef) *snode {
 	if ref == nil || ref.Value == nil {
 		return anyNode
 	}
-	n := &snode{props: map[string]*openapi3.SchemaRef{}, required: map[string]bool{}, children: map[string]*snode{}}
-	var parts []*openapi3.Schema
-	var collect func(r *openapi3.SchemaRef, depth int)
-	collect = func(r *openapi3.SchemaRef, depth int) {
-		if r == nil || r.Value == nil || depth > 8 {
-			return
-		}
-		if n.ref == "" && r.Ref != "" {
-			n.ref = r.Ref[strings.LastIndexByte(r.Ref, '/')+1:]
-		}
-		parts = append(parts, r.Value)
-		for _, a := range r.Value.AllOf {
-			collect(a, depth+1)
-		}
-	}
-	collect(ref, 0)
-	var addl *openapi3.SchemaRef
-	typ := ""
-	for _, p := range parts {
-		if len(n.enum) == 0 && len(p.Enum) > 0 {
-			n.enum = p.Enum
-		}
-		n.nullable = n.nullable || p.Nullable
-		if b, _ := p.Extensions["x-kubernetes-int-or-string"].(bool); b || p.Format == "int-or-string" {
-			typ = string(rules.TypeIntOrString)
-		}
-		if b, _ := p.Extensions["x-kubernetes-preserve-unknown-fields"].(bool); b {
-			n.preserve = true
-		}
-		for k, v := range p.Properties {
-			if _, ok := n.props[k]; !ok {
-				n.props[k] = v
-			}
-		}
-		for _, r := range p.Required {
-			n.required[r] = true
-		}
-		if p.Items != nil && n.elemRef == nil {
-			n.elemRef = p.Items
-		}
-		if p.AdditionalProperties.Schema != nil && addl == nil {
-			addl = p.AdditionalProperties.Schema
-		}
-		if typ == "" && p.Type != nil {
-			for _, t := range p.Type.Slice() {
-				if t != "null" {
-					typ = t
-					break
-				}
-			}
-		}
-	}
-	switch {
-	case typ == string(rules.TypeIntOrString):
-	case typ == typArray || typ == "" && n.elemRef != nil:
-		typ = typArray
-	case len(n.props) > 0 || typ == typObject && addl == nil:
-		typ = typObject
-	case addl != nil:
-		typ, n.elemRef = typMap, addl
-	case typ == "":
-		typ = typAny
-	}
-	n.typ = typ
-	return n
+	return &snode{View: *schemadiff.ViewOf(ref), children: map[string]*snode{}}
 }
 
 // child is the schema of an object member: a property, a map value, or
@@ -117,23 +42,23 @@ func newSNode(ref *openapi3.SchemaRef) *snode {
 // schema has no such member.
 func (n *snode) child(key string) (c *snode, ok bool) {
 	switch {
-	case n.typ == typAny:
+	case n.Type == schemadiff.TypeAny:
 		return anyNode, true
-	case n.typ == typObject:
+	case n.Type == schemadiff.TypeObject:
 		if c, ok := n.children[key]; ok {
 			return c, true
 		}
-		if r, ok := n.props[key]; ok {
+		if r, ok := n.Properties[key]; ok {
 			c := newSNode(r)
 			n.children[key] = c
 			return c, true
 		}
-		if n.preserve {
+		if n.PreserveUnknownFields {
 			return anyNode, true
 		}
-	case n.typ == typMap:
+	case n.Type == schemadiff.TypeMap:
 		return n.element(), true
-	case n.preserve:
+	case n.PreserveUnknownFields:
 		return anyNode, true
 	}
 	return nil, false
@@ -141,11 +66,11 @@ func (n *snode) child(key string) (c *snode, ok bool) {
 
 // element is the schema of array items or map values.
 func (n *snode) element() *snode {
-	if n.typ == typAny {
+	if n.Type == schemadiff.TypeAny {
 		return anyNode
 	}
 	if n.elem == nil {
-		n.elem = newSNode(n.elemRef)
+		n.elem = newSNode(n.Elem)
 	}
 	return n.elem
 }
@@ -156,11 +81,11 @@ func (n *snode) step(st rules.Step) (*snode, bool) {
 	case rules.StepKey:
 		return n.child(st.Key)
 	default: // index or wildcard
-		switch n.typ {
-		case typArray, typMap:
+		switch n.Type {
+		case schemadiff.TypeArray, schemadiff.TypeMap:
 			return n.element(), true
-		case typAny, typObject:
-			if st.Kind == rules.StepWildcard || n.typ == typAny {
+		case schemadiff.TypeAny, schemadiff.TypeObject:
+			if st.Kind == rules.StepWildcard || n.Type == schemadiff.TypeAny {
 				return anyNode, true // every member of an object
 			}
 		}
@@ -174,7 +99,7 @@ func (n *snode) lookup(p rules.Path) (node *snode, required, ok bool) {
 	required = true
 	for _, st := range p {
 		// Below an unknown value (a jq result) nothing can be proven missing.
-		required = st.Kind != rules.StepKey || n.typ == typAny || n.required[st.Key]
+		required = st.Kind != rules.StepKey || n.Type == schemadiff.TypeAny || n.Required[st.Key]
 		if n, ok = n.step(st); !ok {
 			return nil, false, false
 		}
@@ -184,7 +109,7 @@ func (n *snode) lookup(p rules.Path) (node *snode, required, ok bool) {
 
 // valueProblem says why a rules value cannot be a field of this schema, or "".
 func (n *snode) valueProblem(v any) string {
-	if n.typ == typAny {
+	if n.Type == schemadiff.TypeAny {
 		return ""
 	}
 	if v == nil {
@@ -192,7 +117,7 @@ func (n *snode) valueProblem(v any) string {
 	}
 	got := rules.TypeName(v)
 	okType := false
-	switch n.typ {
+	switch n.Type {
 	case "string":
 		okType = got == "string"
 	case "integer":
@@ -203,21 +128,21 @@ func (n *snode) valueProblem(v any) string {
 		okType = got == "boolean"
 	case string(rules.TypeIntOrString):
 		okType = got == "string" || got == "number" && valueIsIntegral(v)
-	case typObject, typMap:
+	case schemadiff.TypeObject, schemadiff.TypeMap:
 		okType = got == "object"
-	case typArray:
+	case schemadiff.TypeArray:
 		okType = got == "array"
 	}
 	if !okType {
-		return "the field is " + n.typ + ", the value " + describeType(v)
+		return "the field is " + n.Type + ", the value " + describeType(v)
 	}
-	if len(n.enum) > 0 {
-		for _, e := range n.enum {
+	if len(n.Enum) > 0 {
+		for _, e := range n.Enum {
 			if rules.EqualJSON(e, v) {
 				return ""
 			}
 		}
-		return "the field allows only " + enumList(n.enum)
+		return "the field allows only " + enumList(n.Enum)
 	}
 	return ""
 }

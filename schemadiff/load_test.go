@@ -325,3 +325,34 @@ func TestKind_Fields(t *testing.T) {
 		t.Error("v1 has no spec.backend")
 	}
 }
+
+// A schema whose allOf refers back to itself is merged a bounded number of
+// times, as the schema checks of lint always did, instead of until the
+// stack overflows.
+func TestLoad_AllOfCycle(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cycle.json")
+	doc := `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {},
+ "components": {"schemas": {
+  "io.example.v1.Foo": {"type": "object", "x-kubernetes-group-version-kind": [{"group": "example.com", "version": "v1", "kind": "Foo"}],
+   "properties": {"spec": {"$ref": "#/components/schemas/io.example.v1.Loop"}}},
+  "io.example.v1.Loop": {"allOf": [{"$ref": "#/components/schemas/io.example.v1.Loop"}], "properties": {"size": {"type": "integer"}}}
+ }}}`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := schemadiff.Load(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := s.Kinds[schemadiff.GVK{Group: "example.com", Version: "v1", Kind: "Foo"}]
+	if k == nil {
+		t.Fatal("no example.com/v1 Foo")
+	}
+	got := map[string]string{}
+	for _, f := range k.Fields() {
+		got[f.Path] = f.Type
+	}
+	if got["spec"] != schemadiff.TypeObject || got["spec.size"] != schemadiff.TypeInteger {
+		t.Errorf("fields %v, want spec an object with an integer size", got)
+	}
+}

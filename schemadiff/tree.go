@@ -2,7 +2,9 @@ package schemadiff
 
 import (
 	"encoding/json"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -143,135 +145,56 @@ func refName(r string) string {
 	return r
 }
 
-// flatten merges allOf members into one schema view and returns the ref that
-// names it: Kubernetes v3 wraps refs as {allOf: [{$ref}], default, description}.
-func flatten(ref *openapi3.SchemaRef) (s *openapi3.Schema, name string, parts []*openapi3.Schema) {
-	if ref == nil || ref.Value == nil {
-		return nil, "", nil
-	}
-	s = ref.Value
-	name = refName(ref.Ref)
-	parts = []*openapi3.Schema{s}
-	for _, a := range s.AllOf {
-		as, an, ap := flatten(a)
-		if as == nil {
-			continue
-		}
-		if name == "" {
-			name = an
-		}
-		parts = append(parts, ap...)
-	}
-	return s, name, parts
-}
-
 func (b *treeBuilder) fill(n *node, ref *openapi3.SchemaRef) {
-	s, name, parts := flatten(ref)
-	if s == nil {
-		n.Type = TypeAny
-		return
-	}
-	n.Ref = name
-	if name != "" && b.stack[name] {
+	v := ViewOf(ref)
+	n.Ref = v.Ref
+	if v.Ref != "" && b.stack[v.Ref] {
 		n.Type = TypeObject
 		n.Recursive = true
 		return
 	}
-	if name != "" {
-		b.stack[name] = true
-		defer delete(b.stack, name)
+	if v.Ref != "" {
+		b.stack[v.Ref] = true
+		defer delete(b.stack, v.Ref)
 	}
-	props := map[string]*openapi3.SchemaRef{}
-	required := map[string]bool{}
-	var items, addl *openapi3.SchemaRef
-	var typ string
-	for _, p := range parts {
-		if n.Description == "" {
-			n.Description = p.Description
-		}
-		if n.Format == "" {
-			n.Format = p.Format
-		}
-		if n.Default == "" && p.Default != nil {
-			n.Default = encodeJSON(p.Default)
-		}
-		if len(n.Enum) == 0 && len(p.Enum) > 0 {
-			for _, e := range p.Enum {
-				n.Enum = append(n.Enum, encodeJSON(e))
-			}
-			sort.Strings(n.Enum)
-		}
-		n.Nullable = n.Nullable || p.Nullable
-		ext := p.Extensions
-		if boolExt(ext, "x-kubernetes-int-or-string") {
-			typ = TypeIntOrString
-		}
-		if boolExt(ext, "x-kubernetes-preserve-unknown-fields") {
-			n.PreserveUnknownFields = true
-		}
-		if boolExt(ext, "x-kubernetes-embedded-resource") {
-			n.EmbeddedResource = true
-		}
-		if v, ok := ext["x-kubernetes-list-type"].(string); ok {
-			n.ListType = v
-		}
-		if v, ok := ext["x-kubernetes-map-type"].(string); ok {
-			n.MapType = v
-		}
-		if v, ok := ext["x-kubernetes-list-map-keys"].([]any); ok {
-			n.ListMapKeys = n.ListMapKeys[:0]
-			for _, k := range v {
-				if ks, ok := k.(string); ok {
-					n.ListMapKeys = append(n.ListMapKeys, ks)
-				}
-			}
-		}
-		for k, v := range p.Properties {
-			if _, ok := props[k]; !ok {
-				props[k] = v
-			}
-		}
-		for _, r := range p.Required {
-			required[r] = true
-		}
-		if p.Items != nil && items == nil {
-			items = p.Items
-		}
-		if p.AdditionalProperties.Schema != nil && addl == nil {
-			addl = p.AdditionalProperties.Schema
-		}
-		if typ == "" && p.Type != nil && len(p.Type.Slice()) > 0 {
-			typ = schemaType(p.Type.Slice())
-		}
-	}
-	if n.Format == "int-or-string" { // Swagger 2.0 spelling of IntOrString
-		typ = TypeIntOrString
-	}
-	switch {
-	case typ == TypeIntOrString:
-	case typ == TypeArray || (typ == "" && items != nil):
-		typ = TypeArray
-		n.elem = &node{name: "[*]", parent: n}
-		n.elem.Path = n.Path + "[*]"
-		b.fill(n.elem, items)
-	case len(props) > 0 || (typ == TypeObject && addl == nil):
-		typ = TypeObject
-		for _, k := range sortedKeys(props) {
+	n.setAttributes(v)
+	n.Type = v.Type
+	switch v.Type {
+	case TypeArray:
+		b.fillElem(n, "[*]", v.Elem)
+	case TypeMap:
+		b.fillElem(n, "{*}", v.Elem)
+	case TypeObject:
+		for _, k := range slices.Sorted(maps.Keys(v.Properties)) {
 			c := &node{name: k, parent: n}
 			c.Path = childPath(n.Path, k)
-			c.Required = required[k]
-			b.fill(c, props[k])
+			c.Required = v.Required[k]
+			b.fill(c, v.Properties[k])
 			n.children = append(n.children, c)
 		}
-	case addl != nil:
-		typ = TypeMap
-		n.elem = &node{name: "{*}", parent: n}
-		n.elem.Path = n.Path + "{*}"
-		b.fill(n.elem, addl)
-	case typ == "":
-		typ = TypeAny
 	}
-	n.Type = typ
+}
+
+// fillElem builds the node of array items ([*]) or map values ({*}).
+func (b *treeBuilder) fillElem(n *node, name string, ref *openapi3.SchemaRef) {
+	n.elem = &node{name: name, parent: n}
+	n.elem.Path = n.Path + name
+	b.fill(n.elem, ref)
+}
+
+// setAttributes copies what a Field says about its schema besides the type.
+func (n *node) setAttributes(v *View) {
+	n.Description, n.Format = v.Description, v.Format
+	if v.Default != nil {
+		n.Default = encodeJSON(v.Default)
+	}
+	for _, e := range v.Enum {
+		n.Enum = append(n.Enum, encodeJSON(e))
+	}
+	sort.Strings(n.Enum)
+	n.Nullable = v.Nullable
+	n.PreserveUnknownFields, n.EmbeddedResource = v.PreserveUnknownFields, v.EmbeddedResource
+	n.ListType, n.ListMapKeys, n.MapType = v.ListType, v.ListMapKeys, v.MapType
 }
 
 func schemaType(ts []string) string {
