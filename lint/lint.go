@@ -163,7 +163,7 @@ func Run(ctx context.Context, sources []rules.Source, opts Options) (*Result, er
 		}
 		return nil, fmt.Errorf("%s: no TransformationRules documents", strings.Join(names, ", "))
 	}
-	errs := mergeErrors(decoding, l.rs.Validate())
+	errs := rules.MergeErrors(decoding, l.rs.Validate())
 	for _, e := range errs {
 		l.addError(e)
 	}
@@ -241,26 +241,6 @@ func parseFile(src rules.Source) ([]*rules.Document, rules.ErrorList, error) {
 		}
 	}
 	return docs, errs, nil
-}
-
-// mergeErrors adds validation errors to decoding errors, leaving out those
-// about a field whose decoding already failed (as rules.ParseAll does).
-func mergeErrors(decoding, validation rules.ErrorList) rules.ErrorList {
-	out := append(rules.ErrorList(nil), decoding...)
-	for _, v := range validation {
-		dup := false
-		for _, d := range decoding {
-			if d.Pos.File == v.Pos.File && within(v.Field.Field, d.Field.Field) {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			out = append(out, v)
-		}
-	}
-	out.Sort()
-	return out
 }
 
 // within reports whether field path f is p or below it.

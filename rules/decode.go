@@ -207,7 +207,31 @@ func ReadSources(stdin io.Reader, paths ...string) ([]Source, error) {
 // once in a ..<timestamp> directory behind the symlinks.
 func DataFiles(dir string) ([]string, error) {
 	var found []string
-	err := filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
+	err := walkData(dir, func(path string, isDir bool) {
+		if !isDir && isRulesFileName(path) {
+			found = append(found, path)
+		}
+	})
+	sort.Strings(found)
+	return found, err
+}
+
+// DataDirs lists dir and the directories below it that [DataFiles] looks
+// in, sorted: what a watcher of dir's rules files watches.
+func DataDirs(dir string) ([]string, error) {
+	var found []string
+	err := walkData(dir, func(path string, isDir bool) {
+		if isDir {
+			found = append(found, path)
+		}
+	})
+	sort.Strings(found)
+	return found, err
+}
+
+// walkData visits dir and every entry below it that is not hidden.
+func walkData(dir string, visit func(path string, isDir bool)) error {
+	return filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -217,13 +241,9 @@ func DataFiles(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if !de.IsDir() && isRulesFileName(path) {
-			found = append(found, path)
-		}
+		visit(path, de.IsDir())
 		return nil
 	})
-	sort.Strings(found)
-	return found, err
 }
 
 // Source is the content of one rules file.
@@ -256,16 +276,17 @@ func ParseAll(sources ...Source) (*RuleSet, error) {
 		}
 		return nil, fmt.Errorf("%s: no TransformationRules documents", strings.Join(names, ", "))
 	}
-	errs = mergeErrors(errs, rs.Validate())
+	errs = MergeErrors(errs, rs.Validate())
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	return rs, nil
 }
 
-// mergeErrors adds validation errors to decoding errors, leaving out those
-// about a field whose decoding already failed.
-func mergeErrors(decoding, validation ErrorList) ErrorList {
+// MergeErrors adds validation errors to decoding errors, leaving out those
+// about a field whose decoding already failed (validation sees the zero
+// value there, and would only repeat the problem), and sorts the result.
+func MergeErrors(decoding, validation ErrorList) ErrorList {
 	out := append(ErrorList(nil), decoding...)
 	for _, v := range validation {
 		dup := false

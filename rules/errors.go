@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -155,4 +156,19 @@ func (e *Error) Caret() string {
 		}
 	}
 	return fmt.Sprintf("%s\n%s%s\n%s%s^", e.Error(), prefix, e.SourceLine, strings.Repeat(" ", len(prefix)), string(pad))
+}
+
+// FormatError renders an error as mvpctl prints it: each [Error] of an
+// [ErrorList] with its position, field path, message and caret line; any
+// other error as its message.
+func FormatError(err error) string {
+	var el ErrorList
+	if errors.As(err, &el) {
+		lines := make([]string, len(el))
+		for i, e := range el {
+			lines[i] = e.Caret()
+		}
+		return strings.Join(lines, "\n")
+	}
+	return err.Error()
 }

@@ -24,7 +24,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -158,7 +157,7 @@ func Run(ctx context.Context, ar *txtar.Archive) (outputs map[string]string, fai
 	}()
 	convs, compiled, err := loadRules(ar)
 	if err != nil {
-		errLines = append(errLines, FormatError(err))
+		errLines = append(errLines, rules.FormatError(err))
 		return outputs, nil
 	}
 	fwdTarget, revTarget, err := targets(ar, compiled)
@@ -315,18 +314,4 @@ func encode(v any) string {
 		return fmt.Sprintf("<unencodable: %v>\n", err)
 	}
 	return buf.String()
-}
-
-// FormatError renders rule errors as `mvpctl` prints them: position,
-// field path, message and a caret line.
-func FormatError(err error) string {
-	var el rules.ErrorList
-	if errors.As(err, &el) {
-		lines := make([]string, len(el))
-		for i, e := range el {
-			lines[i] = e.Caret()
-		}
-		return strings.Join(lines, "\n")
-	}
-	return err.Error()
 }

@@ -3,11 +3,8 @@ package rulesource
 import (
 	"crypto/sha256"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -95,10 +92,8 @@ func (fs *fileState) read() ([]rules.Source, bool, error) {
 	return srcs, changed, nil
 }
 
-// expand lists the rules files of paths, as rules.Load does, except that
-// entries whose names start with a dot are left out: a ConfigMap volume
-// holds each file twice, once through a symlink and once under
-// ..<timestamp>/. It also returns the directories to watch.
+// expand lists the rules files of paths, as rules.Load does (see
+// rules.DataFiles), and the directories to watch.
 func expand(paths []string) (files, dirs []string, err error) {
 	for _, p := range paths {
 		info, err := os.Stat(p)
@@ -113,34 +108,18 @@ func expand(paths []string) (files, dirs []string, err error) {
 			dirs = append(dirs, filepath.Dir(p))
 			continue
 		}
-		var found []string
-		err = filepath.WalkDir(p, func(path string, de fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if path != p && strings.HasPrefix(de.Name(), ".") {
-				if de.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if de.IsDir() {
-				dirs = append(dirs, path)
-				return nil
-			}
-			switch strings.ToLower(filepath.Ext(path)) {
-			case ".yaml", ".yml", ".json":
-				found = append(found, path)
-			}
-			return nil
-		})
+		sub, err := rules.DataDirs(p)
+		dirs = append(dirs, sub...)
+		if err != nil {
+			return nil, dirs, err
+		}
+		found, err := rules.DataFiles(p)
 		if err != nil {
 			return nil, dirs, err
 		}
 		if len(found) == 0 {
 			return nil, dirs, fmt.Errorf("%s: no *.yaml, *.yml or *.json files", p)
 		}
-		sort.Strings(found)
 		files = append(files, found...)
 	}
 	return files, dirs, nil

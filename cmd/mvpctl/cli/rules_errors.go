@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mvpctl/mvpctl/engine/golden"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -14,7 +13,7 @@ import (
 func rulesError(stderr io.Writer, err error) error {
 	var el rules.ErrorList
 	if errors.As(err, &el) {
-		fmt.Fprintln(stderr, golden.FormatError(err))
+		fmt.Fprintln(stderr, rules.FormatError(err))
 		return &silentError{code: exitUsage}
 	}
 	return inputError(err)
