@@ -101,9 +101,9 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	}
 	var buf bytes.Buffer
 	if opts.Output == "json" {
-		err = engine.WriteJSON(&buf, out)
+		err = writeJSON(&buf, out)
 	} else {
-		err = engine.WriteYAML(&buf, out)
+		err = writeYAML(&buf, out)
 	}
 	if err != nil {
 		return failure(err)
