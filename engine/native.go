@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	gojson "github.com/goccy/go-json"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -577,7 +579,7 @@ func expand(obj any, p []any, extra int) [][]any {
 					buf = buf[:n]
 				}
 			case map[string]any:
-				for _, k := range sortedMapKeys(v) {
+				for _, k := range slices.Sorted(maps.Keys(v)) {
 					buf = append(buf, k)
 					walk(v[k], n+1)
 					buf = buf[:n]
@@ -620,15 +622,6 @@ func candidates(obj map[string]any, p []any) [][]any {
 		}
 	}
 	return out
-}
-
-func sortedMapKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func getpath(v any, q []any) any {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -261,7 +263,7 @@ func removable(obj map[string]any) [][]any {
 	walk = func(v any, at []any) {
 		switch v := v.(type) {
 		case map[string]any:
-			for _, k := range sortedKeys(v) {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				if len(at) == 0 && (k == "apiVersion" || k == "kind") {
 					continue
 				}
@@ -353,7 +355,7 @@ func firstDiff(want, got any, at []any) (string, string, bool) {
 		for k := range gm {
 			keys[k] = true
 		}
-		for _, k := range sortedKeys(keys) {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			p := append(append([]any{}, at...), k)
 			wv, win := wm[k]
 			gv, gin := gm[k]

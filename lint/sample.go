@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 
 	"github.com/mvpctl/mvpctl/rules"
 	"github.com/mvpctl/mvpctl/schemadiff"
@@ -90,7 +91,7 @@ func (g *generator) value(n *snode, at rules.Path, depth int) any {
 	switch n.Type {
 	case schemadiff.TypeObject:
 		obj := map[string]any{}
-		keys := sortedKeys(n.Properties)
+		keys := slices.Sorted(maps.Keys(n.Properties))
 		for _, k := range keys {
 			if len(at) == 0 && (k == "apiVersion" || k == "kind" || k == "metadata") {
 				continue
@@ -160,13 +161,4 @@ func jsonValue(v any) any {
 		return v
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

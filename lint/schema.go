@@ -2,6 +2,8 @@ package lint
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mvpctl/mvpctl/rules"
@@ -487,7 +489,7 @@ func (l *linter) walkLeftOver(r *ruleInfo, w *working, m mount, n, to *snode, at
 	}
 	switch {
 	case n.Type == schemadiff.TypeObject && to.Type == schemadiff.TypeObject:
-		for _, key := range sortedKeys(n.Properties) {
+		for _, key := range slices.Sorted(maps.Keys(n.Properties)) {
 			if len(at) == 0 && (key == "apiVersion" || key == "kind" || key == "metadata") {
 				continue
 			}
@@ -516,7 +518,7 @@ func (l *linter) checkRequired(r *ruleInfo, w *working, n *snode, at rules.Path,
 	default:
 		return
 	}
-	for _, key := range sortedKeys(n.Properties) {
+	for _, key := range slices.Sorted(maps.Keys(n.Properties)) {
 		p := append(append(rules.Path{}, at...), rules.Step{Kind: rules.StepKey, Key: key})
 		if len(at) == 0 && (key == "apiVersion" || key == "kind" || key == "metadata") {
 			continue

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -239,7 +241,7 @@ func parseTop(data []byte) (map[string]json.RawMessage, probe, error) {
 func joinTop(top map[string]json.RawMessage) []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, k := range sortedKeys(top) {
+	for i, k := range slices.Sorted(maps.Keys(top)) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -574,7 +576,7 @@ func findBrokenRef(defs map[string]*openapi3.SchemaRef, r *openapi3.SchemaRef, d
 	if v == nil {
 		return ""
 	}
-	for _, p := range sortedKeys(v.Properties) {
+	for _, p := range slices.Sorted(maps.Keys(v.Properties)) {
 		if b := findBrokenRef(defs, v.Properties[p], depth+1); b != "" {
 			return b
 		}
@@ -590,15 +592,6 @@ func findBrokenRef(defs map[string]*openapi3.SchemaRef, r *openapi3.SchemaRef, d
 		return b
 	}
 	return findBrokenRef(defs, v.AdditionalProperties.Schema, depth+1)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // explainRefError marks what kin-openapi's resolver reports about refs that
@@ -700,7 +693,7 @@ func (s *Spec) addCRD(name string, data []byte) error {
 // fetched from a cluster's /openapi/v3.
 func loadFromDocuments(source string, docs map[string][]byte) (*Spec, error) {
 	spec := &Spec{Source: source}
-	for _, n := range sortedKeys(docs) {
+	for _, n := range slices.Sorted(maps.Keys(docs)) {
 		if err := spec.addDocument(source+"/"+n, docs[n]); err != nil {
 			return nil, err
 		}

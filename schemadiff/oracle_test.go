@@ -5,9 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,7 +122,7 @@ func TestOracle_GeneratedRules(t *testing.T) {
 				a := leaves(normalize(gotAsIs))
 				e := leaves(normalize(gotEdited))
 				acc.fields += len(wl)
-				for _, k := range sortedKeys(wl) {
+				for _, k := range slices.Sorted(maps.Keys(wl)) {
 					if a[k] == wl[k] {
 						acc.asIs++
 					}
@@ -133,7 +134,7 @@ func TestOracle_GeneratedRules(t *testing.T) {
 						acc.wrong = append(acc.wrong, fmt.Sprintf("%s.%s: %s: missing (want %s)", name, outLabel, k, wl[k]))
 					}
 				}
-				for _, k := range sortedKeys(e) {
+				for _, k := range slices.Sorted(maps.Keys(e)) {
 					if _, ok := wl[k]; !ok && served[k] != e[k] {
 						acc.wrong = append(acc.wrong, fmt.Sprintf("%s.%s: %s: unexpected %s", name, outLabel, k, e[k]))
 					}
@@ -327,15 +328,6 @@ func leaves(v any) map[string]string {
 		}
 	}
 	walk("", v)
-	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
