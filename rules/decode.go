@@ -453,103 +453,130 @@ func (dc *decoder) decode(n *yaml.Node, v reflect.Value, fld *field.Path, key st
 		v = v.Elem()
 	}
 	if v.Type() == valueType {
-		val, err := dc.nodeValue(n, fld)
-		if err == errAlreadyReported {
-			return
-		}
-		if err != nil {
-			dc.fail(n, field.Invalid(fld, n.Value, err.Error()).WithOrigin(OriginWrongType))
-			return
-		}
-		v.Set(reflect.ValueOf(Value{V: val}))
+		dc.decodeValue(n, v, fld)
 		return
 	}
 	switch v.Kind() {
 	case reflect.Struct:
-		if isNull(n) {
-			return
-		}
-		if n.Kind != yaml.MappingNode {
-			dc.fail(n, field.Invalid(fldOrRoot(fld), describe(n), "must be an object").WithOrigin(OriginWrongType))
-			return
-		}
-		fields := jsonFields(v.Type())
-		prefix := key + "."
-		if key == "" {
-			prefix = ""
-		}
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, val := n.Content[i], n.Content[i+1]
-			name := k.Value
-			child := fld.Child(name)
-			if fld == nil {
-				child = field.NewPath(name)
-			}
-			if seen[name] {
-				dc.fail(k, field.Duplicate(child, name).WithOrigin(OriginDuplicateKey))
-				continue
-			}
-			seen[name] = true
-			idx, ok := fields[name]
-			if !ok {
-				detail := "unknown field"
-				if s := suggest(name, fields); s != "" {
-					detail += fmt.Sprintf(" (did you mean %q?)", s)
-				}
-				dc.fail(k, field.Forbidden(child, detail).WithOrigin(OriginUnknownField))
-				continue
-			}
-			childKey := prefix + name
-			dc.doc.keys[childKey] = pos{k.Line, k.Column}
-			dc.decode(val, v.Field(idx), child, childKey)
-		}
+		dc.decodeStruct(n, v, fld, key)
 	case reflect.Slice:
-		if isNull(n) {
-			return
-		}
-		if n.Kind != yaml.SequenceNode {
-			dc.fail(n, field.Invalid(fld, describe(n), "must be a list").WithOrigin(OriginWrongType))
-			return
-		}
-		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
-		for i, e := range n.Content {
-			dc.decode(e, s.Index(i), fld.Index(i), key+"["+strconv.Itoa(i)+"]")
-		}
-		v.Set(s)
+		dc.decodeSlice(n, v, fld, key)
 	case reflect.Map:
-		if isNull(n) {
-			return
-		}
-		if n.Kind != yaml.MappingNode {
-			dc.fail(n, field.Invalid(fld, describe(n), "must be an object").WithOrigin(OriginWrongType))
-			return
-		}
-		m := reflect.MakeMap(v.Type())
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, val := n.Content[i], n.Content[i+1]
-			child := fld.Key(k.Value)
-			if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
-				dc.fail(k, field.Duplicate(child, k.Value).WithOrigin(OriginDuplicateKey))
-				continue
-			}
-			e := reflect.New(v.Type().Elem()).Elem()
-			dc.decode(val, e, child, key+"["+k.Value+"]")
-			m.SetMapIndex(reflect.ValueOf(k.Value), e)
-		}
-		v.Set(m)
+		dc.decodeMap(n, v, fld, key)
 	case reflect.String:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-			if isNull(n) {
-				return
-			}
-			dc.fail(n, field.Invalid(fld, describe(n), "must be a string").WithOrigin(OriginWrongType))
-			return
-		}
-		v.SetString(n.Value)
+		dc.decodeString(n, v, fld)
 	default:
 		dc.fail(n, field.InternalError(fld, fmt.Errorf("cannot decode into %s", v.Type())).WithOrigin(OriginDecode))
 	}
+}
+
+// decodeValue fills a Value with any JSON value, numbers kept exact.
+func (dc *decoder) decodeValue(n *yaml.Node, v reflect.Value, fld *field.Path) {
+	val, err := dc.nodeValue(n, fld)
+	if err == errAlreadyReported {
+		return
+	}
+	if err != nil {
+		dc.fail(n, field.Invalid(fld, n.Value, err.Error()).WithOrigin(OriginWrongType))
+		return
+	}
+	v.Set(reflect.ValueOf(Value{V: val}))
+}
+
+// decodeStruct fills a struct from a mapping, field by field, refusing
+// duplicate and unknown keys.
+func (dc *decoder) decodeStruct(n *yaml.Node, v reflect.Value, fld *field.Path, key string) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		dc.fail(n, field.Invalid(fldOrRoot(fld), describe(n), "must be an object").WithOrigin(OriginWrongType))
+		return
+	}
+	fields := jsonFields(v.Type())
+	prefix := key + "."
+	if key == "" {
+		prefix = ""
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		name := k.Value
+		child := fld.Child(name)
+		if fld == nil {
+			child = field.NewPath(name)
+		}
+		if seen[name] {
+			dc.fail(k, field.Duplicate(child, name).WithOrigin(OriginDuplicateKey))
+			continue
+		}
+		seen[name] = true
+		idx, ok := fields[name]
+		if !ok {
+			detail := "unknown field"
+			if s := suggest(name, fields); s != "" {
+				detail += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			dc.fail(k, field.Forbidden(child, detail).WithOrigin(OriginUnknownField))
+			continue
+		}
+		childKey := prefix + name
+		dc.doc.keys[childKey] = pos{k.Line, k.Column}
+		dc.decode(val, v.Field(idx), child, childKey)
+	}
+}
+
+// decodeSlice fills a slice from a sequence.
+func (dc *decoder) decodeSlice(n *yaml.Node, v reflect.Value, fld *field.Path, key string) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		dc.fail(n, field.Invalid(fld, describe(n), "must be a list").WithOrigin(OriginWrongType))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, e := range n.Content {
+		dc.decode(e, s.Index(i), fld.Index(i), key+"["+strconv.Itoa(i)+"]")
+	}
+	v.Set(s)
+}
+
+// decodeMap fills a map with string keys from a mapping, refusing
+// duplicate keys.
+func (dc *decoder) decodeMap(n *yaml.Node, v reflect.Value, fld *field.Path, key string) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		dc.fail(n, field.Invalid(fld, describe(n), "must be an object").WithOrigin(OriginWrongType))
+		return
+	}
+	m := reflect.MakeMap(v.Type())
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		child := fld.Key(k.Value)
+		if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
+			dc.fail(k, field.Duplicate(child, k.Value).WithOrigin(OriginDuplicateKey))
+			continue
+		}
+		e := reflect.New(v.Type().Elem()).Elem()
+		dc.decode(val, e, child, key+"["+k.Value+"]")
+		m.SetMapIndex(reflect.ValueOf(k.Value), e)
+	}
+	v.Set(m)
+}
+
+// decodeString sets a string from a string scalar; null leaves it empty.
+func (dc *decoder) decodeString(n *yaml.Node, v reflect.Value, fld *field.Path) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		if isNull(n) {
+			return
+		}
+		dc.fail(n, field.Invalid(fld, describe(n), "must be a string").WithOrigin(OriginWrongType))
+		return
+	}
+	v.SetString(n.Value)
 }
 
 func fldOrRoot(f *field.Path) *field.Path {
