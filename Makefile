@@ -20,10 +20,11 @@ vet:
 test: vet
 	$(GO) test -count=1 ./...
 
-# Conversion cost as ratios to same-run floors (see BENCHMARKS.md).
+# Conversion cost as ratios to same-run floors (see BENCHMARKS.md): 9
+# interleaved rounds, then the plain per-variant benchmarks.
 bench:
-	MVPCTL_BENCH=1 $(GO) test -count=1 -run TestConvertRatios -v ./engine | grep -v '^[-=]'
-	$(GO) test -run '^$$' -bench BenchmarkConvert -benchmem ./engine
+	$(GO) test -count=1 -run '^$$' -bench '^BenchmarkConvertRatios$$' -benchtime 9x ./engine
+	$(GO) test -count=1 -run '^$$' -bench '^BenchmarkConvert$$' -benchmem ./engine
 
 # Round trips at scale: 10,000 generated objects per shipped rule set and
 # direction, converted to the other version and back (docs/reliability.md).

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -131,53 +131,78 @@ func BenchmarkConvert(b *testing.B) {
 	}
 }
 
-// TestConvertRatios measures every variant in interleaved rounds and prints
-// each one's median cost as a ratio to the two floors measured in the same
-// run. Cost is process CPU time per operation (getrusage, GC included),
-// which a machine shared with other work disturbs far less than wall time.
-// It only reports; run it with MVPCTL_BENCH=1 (make bench).
-func TestConvertRatios(t *testing.T) {
-	if os.Getenv("MVPCTL_BENCH") == "" {
-		t.Skip("set MVPCTL_BENCH=1 to measure")
-	}
-	in := loadBench(t)
+// BenchmarkConvertRatios measures every variant in interleaved rounds, one
+// round per iteration (make bench runs 9), and reports each one's median
+// cost as a ratio to the two floors measured in the same run: the metrics
+// <variant>/x-encoding-json and <variant>/x-goccy, beside <variant>/cpu-us
+// and <variant>/allocs per operation. Cost is process CPU time per
+// operation (getrusage, GC included), which a machine shared with other
+// work disturbs far less than wall time. The table is also logged.
+func BenchmarkConvertRatios(b *testing.B) {
+	in := loadBench(b)
 	variants := benchVariants(in)
-	const rounds = 9
 	samples := map[string][]float64{}
-	allocs := map[string]int64{}
-	for r := 0; r < rounds; r++ {
+	allocs := map[string]float64{}
+	rounds := 0
+	for b.Loop() {
+		rounds++
 		for _, v := range variants {
-			n := 400
-			if strings.HasSuffix(v.name, "/jq") {
-				n = 60
+			cpu, mallocs, err := measure(v.run, opsPerRound(v.name))
+			if err != nil {
+				b.Fatal(err)
 			}
-			runtime.GC()
-			var m0, m1 runtime.MemStats
-			runtime.ReadMemStats(&m0)
-			c0 := cpuTime()
-			for i := 0; i < n; i++ {
-				if err := v.run(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			c1 := cpuTime()
-			runtime.ReadMemStats(&m1)
-			samples[v.name] = append(samples[v.name], float64(c1-c0)/float64(n))
-			allocs[v.name] = int64(m1.Mallocs-m0.Mallocs) / int64(n)
+			samples[v.name] = append(samples[v.name], cpu)
+			allocs[v.name] = mallocs
 		}
 	}
-	median := func(xs []float64) float64 {
-		s := append([]float64(nil), xs...)
-		sort.Float64s(s)
-		return s[len(s)/2]
-	}
 	std, fast := median(samples["floor/encoding-json"]), median(samples["floor/goccy-go-json"])
-	fmt.Printf("%d-byte object, %d interleaved rounds, median CPU time per operation:\n", len(in.old), rounds)
-	fmt.Printf("%-26s %12s %8s %12s %14s\n", "variant", "CPU µs/op", "allocs", "× enc/json", "× goccy floor")
+	var table strings.Builder
+	fmt.Fprintf(&table, "%d-byte object, %d interleaved rounds, median CPU time per operation:\n", len(in.old), rounds)
+	fmt.Fprintf(&table, "%-26s %12s %8s %12s %14s\n", "variant", "CPU µs/op", "allocs", "× enc/json", "× goccy floor")
 	for _, v := range variants {
 		m := median(samples[v.name])
-		fmt.Printf("%-26s %12.1f %8d %12.2f %14.2f\n", v.name, m/1e3, allocs[v.name], m/std, m/fast)
+		fmt.Fprintf(&table, "%-26s %12.1f %8.0f %12.2f %14.2f\n", v.name, m/1e3, allocs[v.name], m/std, m/fast)
+		b.ReportMetric(m/1e3, v.name+"/cpu-us")
+		b.ReportMetric(allocs[v.name], v.name+"/allocs")
+		if !strings.HasPrefix(v.name, "floor/") {
+			b.ReportMetric(m/std, v.name+"/x-encoding-json")
+			b.ReportMetric(m/fast, v.name+"/x-goccy")
+		}
 	}
+	b.ReportMetric(0, "ns/op") // a round's wall time means nothing here
+	b.Log(strings.TrimSuffix(table.String(), "\n"))
+}
+
+// opsPerRound is how many operations of a variant one round measures: the
+// jq variants cost about ten times the others.
+func opsPerRound(name string) int {
+	if strings.HasSuffix(name, "/jq") {
+		return 60
+	}
+	return 400
+}
+
+// measure runs op n times and returns the process CPU time (ns) and the
+// allocations per operation.
+func measure(op func() error, n int) (cpu, mallocs float64, err error) {
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	c0 := cpuTime()
+	for range n {
+		if err := op(); err != nil {
+			return 0, 0, err
+		}
+	}
+	c1 := cpuTime()
+	runtime.ReadMemStats(&m1)
+	return float64(c1-c0) / float64(n), float64(m1.Mallocs-m0.Mallocs) / float64(n), nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // cpuTime is the process's user and system CPU time in nanoseconds.
