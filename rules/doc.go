@@ -1,7 +1,10 @@
 // Package rules is the mvp.k8s.io/v1 TransformationRules API: its types,
 // decoding with source positions, validation, the path language, and the
 // compiler that turns each migration rule into a forward and a reverse jq
-// program.
+// program. It imports nothing else of mvpctl's: engine, schemadiff and lint
+// build on it, and each concept of the rules (paths, actions and what they
+// read and write, server version patterns, the origins of errors) is
+// defined here once.
 //
 // # Directions
 //
