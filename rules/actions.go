@@ -13,8 +13,7 @@ const (
 )
 
 // ActionFacts is what an action does with the fields of a Transformation:
-// validation, the compiler and lint read them here instead of each
-// deciding per action.
+// validation and lint read them here instead of each deciding per action.
 type ActionFacts struct {
 	// Required and Optional are the fields the action uses besides action,
 	// when and description; every other field is forbidden.
