@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,6 +38,34 @@ type Options struct {
 	Resolver ResourceResolver
 	// Warn receives a message for each object that no rule matched; nil drops them.
 	Warn func(msg string)
+	// ProgramTimeout bounds each run of a program (one rule, one direction,
+	// one object), so that a rule that loops fails with a
+	// *ProgramTimeoutError instead of holding a CPU. Zero means
+	// DefaultProgramTimeout; negative means no bound.
+	ProgramTimeout time.Duration
+	// InvalidConversionData, when set, makes the converter ignore a
+	// round-trip annotation that is malformed, larger than the rules' limit
+	// or does not fit the object: the object is converted as if it had
+	// none and the function is told why. Nil fails the conversion with a
+	// *ConversionDataError instead (what mvpctl convert reports).
+	InvalidConversionData func(*ConversionDataError)
+}
+
+// DefaultProgramTimeout is the default [Options.ProgramTimeout]: far above
+// what any real rule takes on any real object, well below a client's
+// request timeout.
+const DefaultProgramTimeout = 2 * time.Second
+
+// ProgramTimeoutError is a program run that did not finish in time; the
+// ConversionError around it names the object, the rule and the direction.
+type ProgramTimeoutError struct {
+	RuleID    string
+	Direction rules.Direction
+	Timeout   time.Duration
+}
+
+func (e *ProgramTimeoutError) Error() string {
+	return fmt.Sprintf("the program did not finish within %s (a rule that loops?)", e.Timeout)
 }
 
 // Converter converts objects between API versions along compiled rules. It
@@ -89,6 +118,17 @@ func Load(opts Options, paths ...string) (*Converter, error) {
 
 // Rules returns the compiled rules.
 func (c *Converter) Rules() []*rules.Compiled { return c.rules }
+
+// Options returns the converter's options.
+func (c *Converter) Options() Options { return c.opts }
+
+// WithOptions returns a converter of the same compiled rules with other
+// options, e.g. for a caller that handles bad round-trip data itself.
+func (c *Converter) WithOptions(opts Options) *Converter {
+	out := *c
+	out.opts = opts
+	return &out
+}
 
 // ConversionError is a failed conversion: which object, which rule, which
 // direction, and the step's error.
@@ -238,7 +278,62 @@ func (c *Converter) Convert(ctx context.Context, obj map[string]any, to schema.G
 		}
 		return obj, nil
 	}
+	return c.convertObject(ctx, obj, gvk, resource, progs)
+}
+
+// convertObject runs the programs of a path on one object, first checking
+// its round-trip annotation: an annotation that does not pass is an error,
+// or with Options.InvalidConversionData ignored; so is one that makes the
+// conversion fail where the object without it converts.
+func (c *Converter) convertObject(ctx context.Context, obj map[string]any, gvk schema.GroupVersionKind, resource string, progs []*rules.Program) (map[string]any, error) {
+	if len(progs) == 0 {
+		return obj, nil // already at the target
+	}
+	raw, hasData := conversionData(obj)
+	if hasData {
+		if err := checkConversionData(raw, progs); err != nil {
+			if err := c.invalidData(obj, gvk, resource, err); err != nil {
+				return nil, err
+			}
+			dropConversionData(obj)
+			hasData = false
+		}
+	}
+	var orig map[string]any
+	if hasData && c.opts.InvalidConversionData != nil {
+		orig = rules.DeepCopyJSON(obj).(map[string]any)
+	}
+	out, err := c.runPath(ctx, obj, gvk, progs)
+	if err == nil || orig == nil || ctx.Err() != nil || errors.As(err, new(*ProgramTimeoutError)) {
+		return out, err
+	}
+	dropConversionData(orig)
+	out, err2 := c.runPath(ctx, orig, gvk, progs)
+	if err2 != nil {
+		return nil, err2
+	}
+	_ = c.invalidData(orig, gvk, resource, fmt.Errorf("does not fit the object: %w", err))
+	return out, nil
+}
+
+// invalidData reports a round-trip annotation that cannot be used: to
+// Options.InvalidConversionData (nil: ignore it) or as the error.
+func (c *Converter) invalidData(obj map[string]any, gvk schema.GroupVersionKind, resource string, err error) error {
 	ns, name := objectNamespaceName(obj)
+	m, _ := obj["metadata"].(map[string]any)
+	rv, _ := m["resourceVersion"].(string)
+	e := &ConversionDataError{GVK: gvk, Resource: resource, Namespace: ns, Name: name, ResourceVersion: rv, Err: err}
+	if c.opts.InvalidConversionData == nil {
+		return e
+	}
+	c.opts.InvalidConversionData(e)
+	return nil
+}
+
+// runPath runs the programs one after the other.
+func (c *Converter) runPath(ctx context.Context, obj map[string]any, gvk schema.GroupVersionKind, progs []*rules.Program) (map[string]any, error) {
+	ns, name := objectNamespaceName(obj)
+	var err error
 	for _, p := range progs {
 		if obj, err = c.run(ctx, p, obj); err != nil {
 			return nil, &ConversionError{GVK: gvk, Namespace: ns, Name: name, RuleID: p.RuleID, Direction: p.Direction, Err: err}
@@ -247,8 +342,27 @@ func (c *Converter) Convert(ctx context.Context, obj map[string]any, to schema.G
 	return obj, nil
 }
 
-// run executes one program with the configured executor.
+// run executes one program with the configured executor, within
+// Options.ProgramTimeout.
 func (c *Converter) run(ctx context.Context, p *rules.Program, obj map[string]any) (map[string]any, error) {
+	timeout := c.opts.ProgramTimeout
+	if timeout == 0 {
+		timeout = DefaultProgramTimeout
+	}
+	if timeout < 0 {
+		return c.exec(ctx, p, obj)
+	}
+	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, &ProgramTimeoutError{RuleID: p.RuleID, Direction: p.Direction, Timeout: timeout})
+	defer cancel()
+	out, err := c.exec(runCtx, p, obj)
+	if err != nil && ctx.Err() == nil && runCtx.Err() != nil {
+		// The run's own deadline, not the caller's: say which rule.
+		return nil, context.Cause(runCtx)
+	}
+	return out, err
+}
+
+func (c *Converter) exec(ctx context.Context, p *rules.Program, obj map[string]any) (map[string]any, error) {
 	if c.opts.Executor == JQ {
 		return RunJQ(ctx, p, obj)
 	}
