@@ -2,12 +2,21 @@ package proxy
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine"
 )
 
 // poisonedObject is servedObject after someone who may update it set the
@@ -101,4 +110,58 @@ func metricValue(t *testing.T, p *Proxy, name string, labels map[string]string) 
 		}
 	}
 	return 0
+}
+
+// TestEmulation_LoopingRuleIs500: a rule whose program never ends answers a
+// 500 Status naming the rule once its deadline has passed, for a response
+// (reverse) and for a client's object (forward), instead of holding the
+// request and a CPU. The deadline is short so that the test is quick; only
+// the answers are checked.
+func TestEmulation_LoopingRuleIs500(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	loop := `apiVersion: mvp.k8s.io/v1
+kind: TransformationRules
+metadata: {name: loop}
+spec:
+  apiMigrationRules:
+  - apiGroup: myapps.example.com
+    resource: customresources
+    fromVersion: v1alpha1
+    toVersion: v1beta1
+    transformations:
+    - {path: spec, action: jq, forward: 'def f: f; f', reverse: 'last(range(1e18))'}
+`
+	if err := os.WriteFile(path, []byte(loop), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := engine.Load(engine.Options{ProgramTimeout: 50 * time.Millisecond}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int64
+	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources")
+	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			writes.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, servedObject)
+	})
+	_, srv := startProxy(t, Options{Converter: conv}, f)
+	url := srv.URL + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources"
+	for _, tc := range []struct{ method, url, body, direction string }{
+		{"GET", url + "/a", "", "reverse"},
+		{"POST", url, clientObject, "forward"},
+	} {
+		code, _, body := doJSON(t, tc.method, tc.url, tc.body)
+		var st metav1.Status
+		_ = json.Unmarshal(body, &st)
+		want := tc.direction + " by rule customresources.myapps.example.com/v1alpha1->v1beta1: the program did not finish within 50ms"
+		if code != 500 || st.Kind != "Status" || st.Reason != metav1.StatusReasonInternalError || !strings.Contains(st.Message, want) {
+			t.Errorf("%s: %d %s", tc.method, code, body)
+		}
+	}
+	if writes.Load() != 0 {
+		t.Errorf("%d writes reached the backend", writes.Load())
+	}
 }
