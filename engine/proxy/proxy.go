@@ -153,6 +153,7 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
+	limitJSONPatchCopies()
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
