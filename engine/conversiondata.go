@@ -1,11 +1,8 @@
 package engine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -60,43 +57,84 @@ func dropConversionData(obj map[string]any) {
 	}
 }
 
+// snapshot copies of obj what running progs may change in place, so that
+// the object can be converted again without its annotation if the
+// annotation makes the first run fail: the top-level map, the members the
+// steps' paths start with, and the metadata and annotations maps. Steps
+// write only along their paths (whole-object jq steps build a new object),
+// and the annotation is read and written in metadata.annotations.
+func snapshot(obj map[string]any, progs []*rules.Program) map[string]any {
+	deep := map[string]bool{}
+	for _, p := range progs {
+		for i := range p.Ops {
+			for _, elems := range [][]any{p.Ops[i].PathElems, p.Ops[i].TargetElems} {
+				if len(elems) == 0 {
+					continue
+				}
+				k, ok := elems[0].(string)
+				if !ok {
+					return rules.DeepCopyJSON(obj).(map[string]any) // a wildcard: any member
+				}
+				deep[k] = true
+			}
+		}
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if deep[k] {
+			v = rules.DeepCopyJSON(v)
+		}
+		out[k] = v
+	}
+	if meta, ok := obj["metadata"].(map[string]any); ok && !deep["metadata"] {
+		m := make(map[string]any, len(meta))
+		for k, v := range meta {
+			m[k] = v
+		}
+		if ann, ok := meta["annotations"].(map[string]any); ok {
+			a := make(map[string]any, len(ann))
+			for k, v := range ann {
+				a[k] = v
+			}
+			m["annotations"] = a
+		}
+		out["metadata"] = m
+	}
+	return out
+}
+
 // checkConversionData validates an annotation before any program reads it:
 // a string of at most the programs' limit holding one JSON object, and, for
 // each program's rule, data of the shape that rule's steps write (what the
 // native and jq executors would read differently, or fail on, is refused
-// here, so both treat a bad annotation alike).
-func checkConversionData(raw any, progs []*rules.Program) error {
+// here, so both treat a bad annotation alike). It returns the decoded data.
+func checkConversionData(raw any, progs []*rules.Program) (map[string]any, error) {
 	s, ok := raw.(string)
 	if !ok {
-		return fmt.Errorf("not a string")
+		return nil, fmt.Errorf("not a string")
 	}
 	limit := 0
 	for _, p := range progs {
 		limit = max(limit, p.Limit)
 	}
 	if len(s) > limit {
-		return fmt.Errorf("%d bytes, more than the limit of %d", len(s), limit)
+		return nil, fmt.Errorf("%d bytes, more than the limit of %d", len(s), limit)
 	}
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	var all map[string]any
-	if err := dec.Decode(&all); err != nil || all == nil {
-		return errors.New("not a JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("not a JSON object: data after it")
+	all, err := DecodeObject([]byte(s))
+	if err != nil {
+		return nil, errors.New("not a JSON object")
 	}
 	if c, ok := all["$created"]; ok && c != nil {
 		if !isStringList(c) {
-			return errors.New(`"$created" is not a list of strings`)
+			return nil, errors.New(`"$created" is not a list of strings`)
 		}
 	}
 	for _, p := range progs {
 		if err := checkRuleData(p, all[p.RuleID]); err != nil {
-			return fmt.Errorf("rule %s: %w", p.RuleID, err)
+			return nil, fmt.Errorf("rule %s: %w", p.RuleID, err)
 		}
 	}
-	return nil
+	return all, nil
 }
 
 // checkRuleData checks one rule's data: step key → path → what the step

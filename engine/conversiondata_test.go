@@ -138,6 +138,52 @@ func TestConverter_InvalidConversionDataIsIgnored(t *testing.T) {
 	}
 }
 
+// TestConverter_InvalidConversionDataAfterAChange: the step that fails on
+// the annotation runs after one that changed the object in place (the
+// reverse of newField removes spec.n and keeps it): the object converted
+// again without the annotation must be the object as it was read.
+func TestConverter_InvalidConversionDataAfterAChange(t *testing.T) {
+	const src = `apiVersion: mvp.k8s.io/v1
+kind: TransformationRules
+metadata: {name: change}
+spec:
+  apiMigrationRules:
+  - apiGroup: myapps.example.com
+    resource: customresources
+    fromVersion: v1alpha1
+    toVersion: v1beta1
+    transformations:
+    - {path: spec.c, action: convertType, type: integer}
+    - {path: spec.n, action: newField}
+`
+	for _, ex := range []engine.Executor{engine.Native, engine.JQ} {
+		reported := 0
+		c := loadRules(t, src, engine.Options{Executor: ex, InvalidConversionData: func(*engine.ConversionDataError) { reported++ }})
+		obj := func(data string) map[string]any {
+			o := poisoned(nil)
+			o["spec"] = map[string]any{"c": 1, "n": "kept"}
+			if data != "" {
+				o["metadata"].(map[string]any)["annotations"].(map[string]any)[rules.ConversionDataAnnotation] = data
+			}
+			return o
+		}
+		want, err := c.Convert(context.Background(), obj(""), poisonTo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := strings.ReplaceAll(`{"RULE":{"0":{"spec.c":["abc"]}}}`, "RULE", c.Rules()[0].Rule.ID())
+		got, err := c.Convert(context.Background(), obj(bad), poisonTo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := engine.EncodeObject(want)
+		g, _ := engine.EncodeObject(got)
+		if string(g) != string(w) || reported != 1 || !strings.Contains(string(w), "kept") {
+			t.Errorf("executor %d: got\n%s\nwant\n%s\n(%d reported)", ex, g, w, reported)
+		}
+	}
+}
+
 // TestConverter_ValidConversionDataIsUsed: the annotation the forward
 // conversion writes restores the object, nothing is reported.
 func TestConverter_ValidConversionDataIsUsed(t *testing.T) {

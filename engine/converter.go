@@ -290,8 +290,10 @@ func (c *Converter) convertObject(ctx context.Context, obj map[string]any, gvk s
 		return obj, nil // already at the target
 	}
 	raw, hasData := conversionData(obj)
+	var data map[string]any
 	if hasData {
-		if err := checkConversionData(raw, progs); err != nil {
+		var err error
+		if data, err = checkConversionData(raw, progs); err != nil {
 			if err := c.invalidData(obj, gvk, resource, err); err != nil {
 				return nil, err
 			}
@@ -301,14 +303,14 @@ func (c *Converter) convertObject(ctx context.Context, obj map[string]any, gvk s
 	}
 	var orig map[string]any
 	if hasData && c.opts.InvalidConversionData != nil {
-		orig = rules.DeepCopyJSON(obj).(map[string]any)
+		orig = snapshot(obj, progs)
 	}
-	out, err := c.runPath(ctx, obj, gvk, progs)
+	out, err := c.runPath(ctx, obj, data, gvk, progs)
 	if err == nil || orig == nil || ctx.Err() != nil || errors.As(err, new(*ProgramTimeoutError)) {
 		return out, err
 	}
 	dropConversionData(orig)
-	out, err2 := c.runPath(ctx, orig, gvk, progs)
+	out, err2 := c.runPath(ctx, orig, nil, gvk, progs)
 	if err2 != nil {
 		return nil, err2
 	}
@@ -330,12 +332,16 @@ func (c *Converter) invalidData(obj map[string]any, gvk schema.GroupVersionKind,
 	return nil
 }
 
-// runPath runs the programs one after the other.
-func (c *Converter) runPath(ctx context.Context, obj map[string]any, gvk schema.GroupVersionKind, progs []*rules.Program) (map[string]any, error) {
+// runPath runs the programs one after the other. data is obj's round-trip
+// annotation already decoded, for the first program; nil: none or not yet.
+func (c *Converter) runPath(ctx context.Context, obj, data map[string]any, gvk schema.GroupVersionKind, progs []*rules.Program) (map[string]any, error) {
 	ns, name := objectNamespaceName(obj)
 	var err error
-	for _, p := range progs {
-		if obj, err = c.run(ctx, p, obj); err != nil {
+	for i, p := range progs {
+		if i > 0 {
+			data = nil // the previous program rewrote the annotation
+		}
+		if obj, err = c.run(ctx, p, obj, data); err != nil {
 			return nil, &ConversionError{GVK: gvk, Namespace: ns, Name: name, RuleID: p.RuleID, Direction: p.Direction, Err: err}
 		}
 	}
@@ -344,17 +350,17 @@ func (c *Converter) runPath(ctx context.Context, obj map[string]any, gvk schema.
 
 // run executes one program with the configured executor, within
 // Options.ProgramTimeout.
-func (c *Converter) run(ctx context.Context, p *rules.Program, obj map[string]any) (map[string]any, error) {
+func (c *Converter) run(ctx context.Context, p *rules.Program, obj, data map[string]any) (map[string]any, error) {
 	timeout := c.opts.ProgramTimeout
 	if timeout == 0 {
 		timeout = DefaultProgramTimeout
 	}
 	if timeout < 0 {
-		return c.exec(ctx, p, obj)
+		return c.exec(ctx, p, obj, data)
 	}
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, &ProgramTimeoutError{RuleID: p.RuleID, Direction: p.Direction, Timeout: timeout})
 	defer cancel()
-	out, err := c.exec(runCtx, p, obj)
+	out, err := c.exec(runCtx, p, obj, data)
 	if err != nil && ctx.Err() == nil && runCtx.Err() != nil {
 		// The run's own deadline, not the caller's: say which rule.
 		return nil, context.Cause(runCtx)
@@ -362,11 +368,11 @@ func (c *Converter) run(ctx context.Context, p *rules.Program, obj map[string]an
 	return out, err
 }
 
-func (c *Converter) exec(ctx context.Context, p *rules.Program, obj map[string]any) (map[string]any, error) {
+func (c *Converter) exec(ctx context.Context, p *rules.Program, obj, data map[string]any) (map[string]any, error) {
 	if c.opts.Executor == JQ {
 		return RunJQ(ctx, p, obj)
 	}
-	return runNative(ctx, p, obj)
+	return runNative(ctx, p, obj, data)
 }
 
 // RunJQ runs a program's jq source with gojq.
