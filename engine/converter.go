@@ -358,14 +358,55 @@ func (c *Converter) run(ctx context.Context, p *rules.Program, obj, data map[str
 	if timeout < 0 {
 		return c.exec(ctx, p, obj, data)
 	}
-	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, &ProgramTimeoutError{RuleID: p.RuleID, Direction: p.Direction, Timeout: timeout})
-	defer cancel()
+	runCtx := &deadlineCtx{Context: ctx, deadline: time.Now().Add(timeout)}
+	defer runCtx.release()
 	out, err := c.exec(runCtx, p, obj, data)
 	if err != nil && ctx.Err() == nil && runCtx.Err() != nil {
 		// The run's own deadline, not the caller's: say which rule.
-		return nil, context.Cause(runCtx)
+		return nil, &ProgramTimeoutError{RuleID: p.RuleID, Direction: p.Direction, Timeout: timeout}
 	}
 	return out, err
+}
+
+// deadlineCtx is a program run's context: its parent's with a deadline.
+// Native steps only ask Err between steps, which reads the clock; a timer
+// (what Done needs) is started only if something waits on Done: gojq, when
+// the run evaluates a jq expression. Most runs of native steps evaluate
+// none, and a timer per object costs more than the steps. It belongs to one
+// goroutine, as a program run does.
+type deadlineCtx struct {
+	context.Context
+	deadline time.Time
+	timer    context.Context // with the deadline, once Done was asked
+	stop     context.CancelFunc
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *deadlineCtx) Done() <-chan struct{} {
+	if c.timer == nil {
+		c.timer, c.stop = context.WithDeadline(c.Context, c.deadline)
+	}
+	return c.timer.Done()
+}
+
+func (c *deadlineCtx) Err() error {
+	if c.timer != nil {
+		return c.timer.Err()
+	}
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *deadlineCtx) release() {
+	if c.stop != nil {
+		c.stop()
+	}
 }
 
 func (c *Converter) exec(ctx context.Context, p *rules.Program, obj, data map[string]any) (map[string]any, error) {
