@@ -83,38 +83,56 @@ func (em *emulation) patch(w http.ResponseWriter, r *http.Request, path string, 
 		writeStatusError(w, st)
 		return
 	}
-	readQuery, writeQuery := patchQueries(query)
-	var res *bufferedResponse
-	raced := "" // the resourceVersion read before a write that failed
-	_ = retry.OnError(retry.DefaultRetry, func(err error) bool { return err == errPatchRaced }, func() error {
-		cur := em.do(em.innerRequest(ctx, r, http.MethodGet, path, readQuery, nil, "", "application/json"))
-		if cur.code != http.StatusOK {
-			res = cur
-			return nil
-		}
-		served, readRV, st := em.readServed(cur.body.Bytes())
-		if st == nil && res != nil && readRV == raced {
-			return nil // the object did not change: the failed write's answer is the client's
-		}
-		var ops []byte
-		var clientRV bool
-		if st == nil {
-			ops, clientRV, st = em.patchOps(ctx, served, readRV, apply)
-		}
-		if st != nil {
-			res = statusResponse(st)
-			return nil
-		}
-		res = em.do(em.innerRequest(ctx, r, http.MethodPatch, path, writeQuery, ops, "application/json-patch+json", "application/json"))
-		// A failed test of the resourceVersion is a 422; a write of
-		// another resourceVersion, a 409.
-		if !clientRV && (res.code == http.StatusConflict || res.code == http.StatusUnprocessableEntity) {
-			raced = readRV
-			return errPatchRaced
-		}
+	run := &patchRun{em: em, r: r, path: path, apply: apply}
+	run.readQuery, run.writeQuery = patchQueries(query)
+	_ = retry.OnError(retry.DefaultRetry, func(err error) bool { return err == errPatchRaced }, run.attempt)
+	em.writePatchResult(ctx, w, run.res)
+}
+
+// patchRun is one client patch of an emulated object, over its attempts.
+type patchRun struct {
+	em                    *emulation
+	r                     *http.Request
+	path                  string
+	readQuery, writeQuery url.Values
+	apply                 func([]byte) ([]byte, *statusError)
+	// res is the last answer: the read's, the proxy's own, or the write's.
+	res *bufferedResponse
+	// raced is the resourceVersion read before a write that failed.
+	raced string
+}
+
+// attempt reads the served object, patches it and writes the change. It
+// returns errPatchRaced when the write failed the way a write after
+// another writer's does and the patch has no precondition of its own.
+func (run *patchRun) attempt() error {
+	em, ctx := run.em, run.r.Context()
+	cur := em.do(em.innerRequest(ctx, run.r, http.MethodGet, run.path, run.readQuery, nil, "", "application/json"))
+	if cur.code != http.StatusOK {
+		run.res = cur
 		return nil
-	})
-	em.writePatchResult(ctx, w, res)
+	}
+	served, readRV, st := em.readServed(cur.body.Bytes())
+	if st == nil && run.res != nil && readRV == run.raced {
+		return nil // unchanged since the failed write: its answer is the client's
+	}
+	var ops []byte
+	var clientRV bool
+	if st == nil {
+		ops, clientRV, st = em.patchOps(ctx, served, readRV, run.apply)
+	}
+	if st != nil {
+		run.res = statusResponse(st)
+		return nil
+	}
+	run.res = em.do(em.innerRequest(ctx, run.r, http.MethodPatch, run.path, run.writeQuery, ops, "application/json-patch+json", "application/json"))
+	// A failed test of the resourceVersion is a 422; a write of another
+	// resourceVersion, a 409.
+	if !clientRV && (run.res.code == http.StatusConflict || run.res.code == http.StatusUnprocessableEntity) {
+		run.raced = readRV
+		return errPatchRaced
+	}
+	return nil
 }
 
 // patchQueries splits a patch's query: the read takes no write parameters;
