@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,6 +38,34 @@ type Options struct {
 	Resolver ResourceResolver
 	// Warn receives a message for each object that no rule matched; nil drops them.
 	Warn func(msg string)
+	// ProgramTimeout bounds each run of a program (one rule, one direction,
+	// one object), so that a rule that loops fails with a
+	// *ProgramTimeoutError instead of holding a CPU. Zero means
+	// DefaultProgramTimeout; negative means no bound.
+	ProgramTimeout time.Duration
+	// InvalidConversionData, when set, makes the converter ignore a
+	// round-trip annotation that is malformed, larger than the rules' limit
+	// or does not fit the object: the object is converted as if it had
+	// none and the function is told why. Nil fails the conversion with a
+	// *ConversionDataError instead (what mvpctl convert reports).
+	InvalidConversionData func(*ConversionDataError)
+}
+
+// DefaultProgramTimeout is the default [Options.ProgramTimeout]: far above
+// what any real rule takes on any real object, well below a client's
+// request timeout.
+const DefaultProgramTimeout = 2 * time.Second
+
+// ProgramTimeoutError is a program run that did not finish in time; the
+// ConversionError around it names the object, the rule and the direction.
+type ProgramTimeoutError struct {
+	RuleID    string
+	Direction rules.Direction
+	Timeout   time.Duration
+}
+
+func (e *ProgramTimeoutError) Error() string {
+	return fmt.Sprintf("the program did not finish within %s (a rule that loops?)", e.Timeout)
 }
 
 // Converter converts objects between API versions along compiled rules. It
@@ -89,6 +118,17 @@ func Load(opts Options, paths ...string) (*Converter, error) {
 
 // Rules returns the compiled rules.
 func (c *Converter) Rules() []*rules.Compiled { return c.rules }
+
+// Options returns the converter's options.
+func (c *Converter) Options() Options { return c.opts }
+
+// WithOptions returns a converter of the same compiled rules with other
+// options, e.g. for a caller that handles bad round-trip data itself.
+func (c *Converter) WithOptions(opts Options) *Converter {
+	out := *c
+	out.opts = opts
+	return &out
+}
 
 // ConversionError is a failed conversion: which object, which rule, which
 // direction, and the step's error.
@@ -238,21 +278,142 @@ func (c *Converter) Convert(ctx context.Context, obj map[string]any, to schema.G
 		}
 		return obj, nil
 	}
+	return c.convertObject(ctx, obj, gvk, resource, progs)
+}
+
+// convertObject runs the programs of a path on one object, first checking
+// its round-trip annotation: an annotation that does not pass is an error,
+// or with Options.InvalidConversionData ignored; so is one that makes the
+// conversion fail where the object without it converts.
+func (c *Converter) convertObject(ctx context.Context, obj map[string]any, gvk schema.GroupVersionKind, resource string, progs []*rules.Program) (map[string]any, error) {
+	if len(progs) == 0 {
+		return obj, nil // already at the target
+	}
+	raw, hasData := conversionData(obj)
+	var data map[string]any
+	if hasData {
+		var err error
+		if data, err = checkConversionData(raw, progs); err != nil {
+			if err := c.invalidData(obj, gvk, resource, err); err != nil {
+				return nil, err
+			}
+			dropConversionData(obj)
+			hasData = false
+		}
+	}
+	var orig map[string]any
+	if hasData && c.opts.InvalidConversionData != nil {
+		orig = snapshot(obj, progs)
+	}
+	out, err := c.runPath(ctx, obj, data, gvk, progs)
+	if err == nil || orig == nil || ctx.Err() != nil || errors.As(err, new(*ProgramTimeoutError)) {
+		return out, err
+	}
+	dropConversionData(orig)
+	out, err2 := c.runPath(ctx, orig, nil, gvk, progs)
+	if err2 != nil {
+		return nil, err2
+	}
+	_ = c.invalidData(orig, gvk, resource, fmt.Errorf("does not fit the object: %w", err))
+	return out, nil
+}
+
+// invalidData reports a round-trip annotation that cannot be used: to
+// Options.InvalidConversionData (nil: ignore it) or as the error.
+func (c *Converter) invalidData(obj map[string]any, gvk schema.GroupVersionKind, resource string, err error) error {
 	ns, name := objectNamespaceName(obj)
-	for _, p := range progs {
-		if obj, err = c.run(ctx, p, obj); err != nil {
+	m, _ := obj["metadata"].(map[string]any)
+	rv, _ := m["resourceVersion"].(string)
+	e := &ConversionDataError{GVK: gvk, Resource: resource, Namespace: ns, Name: name, ResourceVersion: rv, Err: err}
+	if c.opts.InvalidConversionData == nil {
+		return e
+	}
+	c.opts.InvalidConversionData(e)
+	return nil
+}
+
+// runPath runs the programs one after the other. data is obj's round-trip
+// annotation already decoded, for the first program; nil: none or not yet.
+func (c *Converter) runPath(ctx context.Context, obj, data map[string]any, gvk schema.GroupVersionKind, progs []*rules.Program) (map[string]any, error) {
+	ns, name := objectNamespaceName(obj)
+	var err error
+	for i, p := range progs {
+		if i > 0 {
+			data = nil // the previous program rewrote the annotation
+		}
+		if obj, err = c.run(ctx, p, obj, data); err != nil {
 			return nil, &ConversionError{GVK: gvk, Namespace: ns, Name: name, RuleID: p.RuleID, Direction: p.Direction, Err: err}
 		}
 	}
 	return obj, nil
 }
 
-// run executes one program with the configured executor.
-func (c *Converter) run(ctx context.Context, p *rules.Program, obj map[string]any) (map[string]any, error) {
+// run executes one program with the configured executor, within
+// Options.ProgramTimeout.
+func (c *Converter) run(ctx context.Context, p *rules.Program, obj, data map[string]any) (map[string]any, error) {
+	timeout := c.opts.ProgramTimeout
+	if timeout == 0 {
+		timeout = DefaultProgramTimeout
+	}
+	if timeout < 0 {
+		return c.exec(ctx, p, obj, data)
+	}
+	runCtx := &deadlineCtx{Context: ctx, deadline: time.Now().Add(timeout)}
+	defer runCtx.release()
+	out, err := c.exec(runCtx, p, obj, data)
+	if err != nil && ctx.Err() == nil && runCtx.Err() != nil {
+		// The run's own deadline, not the caller's: say which rule.
+		return nil, &ProgramTimeoutError{RuleID: p.RuleID, Direction: p.Direction, Timeout: timeout}
+	}
+	return out, err
+}
+
+// deadlineCtx is a program run's context: its parent's with a deadline.
+// Native steps only ask Err between steps, which reads the clock; a timer
+// (what Done needs) is started only if something waits on Done: gojq, when
+// the run evaluates a jq expression. Most runs of native steps evaluate
+// none, and a timer per object costs more than the steps. It belongs to one
+// goroutine, as a program run does.
+type deadlineCtx struct {
+	context.Context
+	deadline time.Time
+	timer    context.Context // with the deadline, once Done was asked
+	stop     context.CancelFunc
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *deadlineCtx) Done() <-chan struct{} {
+	if c.timer == nil {
+		c.timer, c.stop = context.WithDeadline(c.Context, c.deadline)
+	}
+	return c.timer.Done()
+}
+
+func (c *deadlineCtx) Err() error {
+	if c.timer != nil {
+		return c.timer.Err()
+	}
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *deadlineCtx) release() {
+	if c.stop != nil {
+		c.stop()
+	}
+}
+
+func (c *Converter) exec(ctx context.Context, p *rules.Program, obj, data map[string]any) (map[string]any, error) {
 	if c.opts.Executor == JQ {
 		return RunJQ(ctx, p, obj)
 	}
-	return runNative(ctx, p, obj)
+	return runNative(ctx, p, obj, data)
 }
 
 // RunJQ runs a program's jq source with gojq.

@@ -18,9 +18,10 @@ import (
 // semantics as the program's jq source (rules/mvp.jq) and is what the
 // converter runs by default, because it costs a fraction of the jq
 // interpreter; TestExecutors_Agree runs both on every golden case. obj is
-// modified in place and must be owned by the caller.
-func runNative(ctx context.Context, p *rules.Program, obj map[string]any) (map[string]any, error) {
-	st, err := beginNative(p, obj)
+// modified in place and must be owned by the caller. data, when not nil, is
+// obj's round-trip annotation already decoded (and then consumed).
+func runNative(ctx context.Context, p *rules.Program, obj map[string]any, data map[string]any) (map[string]any, error) {
+	st, err := beginNative(p, obj, data)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +80,7 @@ type nativeState struct {
 	all map[string]any
 }
 
-func beginNative(p *rules.Program, obj map[string]any) (*nativeState, error) {
+func beginNative(p *rules.Program, obj map[string]any, m map[string]any) (*nativeState, error) {
 	st := &nativeState{obj: obj, w: map[string]map[string]any{}, all: map[string]any{}}
 	meta, _ := obj["metadata"].(map[string]any)
 	ann, _ := meta["annotations"].(map[string]any)
@@ -87,16 +88,18 @@ func beginNative(p *rules.Program, obj map[string]any) (*nativeState, error) {
 	if !ok || raw == nil {
 		return st, nil
 	}
-	s, _ := raw.(string)
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	var all any
-	if err := dec.Decode(&all); err != nil || dec.More() {
-		all = nil
-	}
-	m, isMap := all.(map[string]any)
-	if !isMap {
-		return nil, fmt.Errorf("annotation %s is not valid conversion data", rules.ConversionDataAnnotation)
+	if m == nil {
+		s, _ := raw.(string)
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		var all any
+		if err := dec.Decode(&all); err != nil || dec.More() {
+			all = nil
+		}
+		var isMap bool
+		if m, isMap = all.(map[string]any); !isMap {
+			return nil, fmt.Errorf("annotation %s is not valid conversion data", rules.ConversionDataAnnotation)
+		}
 	}
 	delete(ann, rules.ConversionDataAnnotation)
 	created, _ := m["$created"].([]any)

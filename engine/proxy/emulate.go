@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -337,6 +338,9 @@ func conversionFailed(err error) *statusError {
 // client's input is at fault, and kube-apiserver gives this answer when its
 // decoder, a CRD's conversion webhook included, fails on a request body.
 func (em *emulation) badRequestObject(err error) *statusError {
+	if errors.As(err, new(*engine.ProgramTimeoutError)) {
+		return conversionFailed(err) // the rule's fault, not the object's
+	}
 	return &statusError{http.StatusBadRequest, metav1.StatusReasonBadRequest,
 		fmt.Sprintf("%s in version %q cannot be handled as a %s: version emulation: %v", em.t.kind, em.t.requested.Version, em.t.kind, err)}
 }

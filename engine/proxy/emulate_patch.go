@@ -3,23 +3,52 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/rules"
 )
 
-// patchRetries bounds the read-convert-patch-convert-update attempts of one
-// patch that keep meeting a concurrent writer.
-const patchRetries = 5
+// The bounds of kube-apiserver's patch handler (k8s.io/apiserver
+// handlers/patch.go and server.Config): the operations of one JSON patch,
+// and the bytes its copy operations may add (JSONPatchMaxCopyBytes, the
+// default of its request body limit).
+const (
+	maxJSONPatchOperations = 10000
+	jsonPatchMaxCopyBytes  = 3 << 20
+)
+
+// limitJSONPatchCopies bounds what json-patch's copy operations may add, as
+// kube-apiserver does when it starts: the limit is a variable of the
+// json-patch package, so it is lowered, never raised, for the process.
+func limitJSONPatchCopies() {
+	for {
+		existing := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+		if existing > 0 && existing <= jsonPatchMaxCopyBytes {
+			return
+		}
+		if atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, existing, jsonPatchMaxCopyBytes) {
+			return
+		}
+	}
+}
+
+// errPatchRaced says that the served object changed between the read and
+// the write of a patch: it is read and patched again.
+var errPatchRaced = errors.New("the object changed while it was patched")
 
 // patch applies a patch written against the requested version.
 //
@@ -29,9 +58,13 @@ const patchRetries = 5
 // patches name old-version fields and cannot be translated faithfully in
 // general (a rename's value may come from a field the patch does not
 // mention): the proxy reads the object, converts it to the old version,
-// applies the patch with apimachinery's implementations, converts the result
-// forward and updates with the read resourceVersion as a precondition,
-// retrying on a conflict unless the patch set the resourceVersion itself.
+// applies the patch with the apiserver's implementations and bounds,
+// converts the result forward and sends the difference to the served
+// version as a JSON patch that first tests the read resourceVersion. The
+// apiserver sees a PATCH (RBAC: verb patch) that fails if anyone wrote the
+// object since the read; it is then read and patched again, a few times at
+// most, unless the client's patch set a resourceVersion of its own: that
+// conflict is the client's to see.
 func (em *emulation) patch(w http.ResponseWriter, r *http.Request, path string, query url.Values, body []byte, contentType, accept string) {
 	ctx := r.Context()
 	mt, _, _ := mime.ParseMediaType(contentType)
@@ -50,115 +83,195 @@ func (em *emulation) patch(w http.ResponseWriter, r *http.Request, path string, 
 		writeStatusError(w, st)
 		return
 	}
-	// The read takes no write parameters; the update takes the patch's.
-	readQuery := url.Values{}
-	if rv := query.Get("resourceVersion"); rv != "" {
-		readQuery.Set("resourceVersion", rv)
+	run := &patchRun{em: em, r: r, path: path, apply: apply}
+	run.readQuery, run.writeQuery = patchQueries(query)
+	_ = retry.OnError(retry.DefaultRetry, func(err error) bool { return err == errPatchRaced }, run.attempt)
+	em.writePatchResult(ctx, w, run.res)
+}
+
+// patchRun is one client patch of an emulated object, over its attempts.
+type patchRun struct {
+	em                    *emulation
+	r                     *http.Request
+	path                  string
+	readQuery, writeQuery url.Values
+	apply                 func([]byte) ([]byte, *statusError)
+	// res is the last answer: the read's, the proxy's own, or the write's.
+	res *bufferedResponse
+	// raced is the resourceVersion read before a write that failed.
+	raced string
+}
+
+// attempt reads the served object, patches it and writes the change. It
+// returns errPatchRaced when the write failed the way a write after
+// another writer's does and the patch has no precondition of its own.
+func (run *patchRun) attempt() error {
+	em, ctx := run.em, run.r.Context()
+	cur := em.do(em.innerRequest(ctx, run.r, http.MethodGet, run.path, run.readQuery, nil, "", "application/json"))
+	if cur.code != http.StatusOK {
+		run.res = cur
+		return nil
 	}
-	writeQuery := url.Values{}
+	served, readRV, st := em.readServed(cur.body.Bytes())
+	if st == nil && run.res != nil && readRV == run.raced {
+		return nil // unchanged since the failed write: its answer is the client's
+	}
+	var ops []byte
+	var clientRV bool
+	if st == nil {
+		ops, clientRV, st = em.patchOps(ctx, served, readRV, run.apply)
+	}
+	if st != nil {
+		run.res = statusResponse(st)
+		return nil
+	}
+	run.res = em.do(em.innerRequest(ctx, run.r, http.MethodPatch, run.path, run.writeQuery, ops, "application/json-patch+json", "application/json"))
+	// A failed test of the resourceVersion is a 422; a write of another
+	// resourceVersion, a 409.
+	if !clientRV && (run.res.code == http.StatusConflict || run.res.code == http.StatusUnprocessableEntity) {
+		run.raced = readRV
+		return errPatchRaced
+	}
+	return nil
+}
+
+// patchQueries splits a patch's query: the read takes no write parameters;
+// the write takes the patch's.
+func patchQueries(query url.Values) (read, write url.Values) {
+	read, write = url.Values{}, url.Values{}
+	if rv := query.Get("resourceVersion"); rv != "" {
+		read.Set("resourceVersion", rv)
+	}
 	for _, k := range []string{"dryRun", "fieldManager", "fieldValidation", "pretty"} {
 		if v, ok := query[k]; ok {
-			writeQuery[k] = v
+			write[k] = v
 		}
 	}
-	for attempt := 1; ; attempt++ {
-		cur := em.do(em.innerRequest(ctx, r, http.MethodGet, path, readQuery, nil, "", "application/json"))
-		if cur.code != http.StatusOK {
-			cur.writeTo(w)
-			return
+	return read, write
+}
+
+// readServed decodes the served version's object and its resourceVersion.
+func (em *emulation) readServed(data []byte) (map[string]any, string, *statusError) {
+	served, err := engine.DecodeObject(data)
+	if err != nil {
+		return nil, "", &statusError{http.StatusBadGateway, metav1.StatusReasonInternalError, "version emulation: the kube-apiserver's object is not JSON: " + err.Error()}
+	}
+	return served, resourceVersionOf(served), nil
+}
+
+// patchOps applies the patch to the old-version view of served and returns
+// the JSON patch that makes the same change to served: a test of readRV,
+// then the difference. clientRV says that the patch set a resourceVersion
+// of its own, which the JSON patch then writes (a conflict if it is not
+// the current one).
+func (em *emulation) patchOps(ctx context.Context, served map[string]any, readRV string, apply func([]byte) ([]byte, *statusError)) (ops []byte, clientRV bool, st *statusError) {
+	old, err := em.e.conv.Convert(ctx, rules.DeepCopyJSON(served).(map[string]any), em.t.requested)
+	if err != nil {
+		return nil, false, conversionFailed(err)
+	}
+	oldJSON, err := engine.EncodeObject(old)
+	if err != nil {
+		return nil, false, conversionFailed(err)
+	}
+	patched, st := apply(oldJSON)
+	if st != nil {
+		return nil, false, st
+	}
+	if int64(len(patched)) > em.e.p.opts.MaxRequestBodyBytes {
+		// The apiserver's answer for a body over its limit: the patched
+		// object is what would be written.
+		return nil, false, &statusError{http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+			fmt.Sprintf("Request entity too large: limit is %d", em.e.p.opts.MaxRequestBodyBytes)}
+	}
+	obj, err := engine.DecodeObject(patched)
+	if err != nil {
+		return nil, false, &statusError{http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "the patched object is not a JSON object: " + err.Error()}
+	}
+	if st := em.checkTypeMeta(obj); st != nil {
+		st.message = "the patch changes apiVersion or kind: " + st.message
+		return nil, false, st
+	}
+	clientRV = clientPrecondition(obj, readRV)
+	if !clientRV {
+		setResourceVersion(obj, readRV)
+	}
+	fwd, err := em.e.conv.Convert(ctx, obj, em.t.served)
+	if err != nil {
+		if errors.As(err, new(*engine.ProgramTimeoutError)) {
+			return nil, false, conversionFailed(err)
 		}
-		served, err := engine.DecodeObject(cur.body.Bytes())
-		if err != nil {
-			writeStatus(w, http.StatusBadGateway, metav1.StatusReasonInternalError, "version emulation: the kube-apiserver's object is not JSON: "+err.Error(), 0)
-			return
-		}
-		readRV := resourceVersionOf(served)
-		old, err := em.e.conv.Convert(ctx, served, em.t.requested)
-		if err != nil {
-			writeStatusError(w, conversionFailed(err))
-			return
-		}
-		oldJSON, err := engine.EncodeObject(old)
-		if err != nil {
-			writeStatusError(w, conversionFailed(err))
-			return
-		}
-		patched, st := apply(oldJSON)
+		// The patch made an object the rules cannot convert: the
+		// apiserver's 422 for a patch whose result does not decode.
+		return nil, false, &statusError{http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			fmt.Sprintf("the patched object cannot be converted to %s: version emulation: %v", em.t.served, err)}
+	}
+	list := []jsonPatchOp{}
+	if readRV != "" {
+		list = append(list, jsonPatchOp{"op": "test", "path": "/metadata/resourceVersion", "value": readRV})
+	}
+	list = append(list, diffJSONPatch(served, fwd)...)
+	if ops, err = engine.EncodeObject(list); err != nil {
+		return nil, false, conversionFailed(err)
+	}
+	return ops, clientRV, nil
+}
+
+// clientPrecondition says whether a patched object names a resourceVersion
+// other than the one read: the client's own precondition. A patch that
+// removes it or sets it to null has none.
+func clientPrecondition(obj map[string]any, readRV string) bool {
+	m, _ := obj["metadata"].(map[string]any)
+	v, ok := m["resourceVersion"]
+	return ok && v != nil && v != any(readRV)
+}
+
+// writePatchResult answers the client: the served version's answer to the
+// write (or the read), a success converted to the requested version.
+func (em *emulation) writePatchResult(ctx context.Context, w http.ResponseWriter, res *bufferedResponse) {
+	if res.code >= 200 && res.code < 300 {
+		out, st := em.convertObjectBytes(ctx, res.body.Bytes())
 		if st != nil {
 			writeStatusError(w, st)
 			return
 		}
-		obj, err := engine.DecodeObject(patched)
-		if err != nil {
-			writeStatus(w, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "the patched object is not a JSON object: "+err.Error(), 0)
-			return
-		}
-		if st := em.checkTypeMeta(obj); st != nil {
-			st.message = "the patch changes apiVersion or kind: " + st.message
-			writeStatusError(w, st)
-			return
-		}
-		// A patch that names a resourceVersion is the client's own
-		// precondition: its conflict is the client's to see.
-		clientRV := resourceVersionOf(obj) != readRV
-		if !clientRV {
-			setResourceVersion(obj, readRV)
-		}
-		fwd, err := em.e.conv.Convert(ctx, obj, em.t.served)
-		if err != nil {
-			// The patch made an object the rules cannot convert: the
-			// apiserver's 422 for a patch whose result does not decode.
-			writeStatus(w, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
-				fmt.Sprintf("the patched object cannot be converted to %s: version emulation: %v", em.t.served, err), 0)
-			return
-		}
-		fwdJSON, err := engine.EncodeObject(fwd)
-		if err != nil {
-			writeStatusError(w, conversionFailed(err))
-			return
-		}
-		res := em.do(em.innerRequest(ctx, r, http.MethodPut, path, writeQuery, fwdJSON, "application/json", "application/json"))
-		if res.code == http.StatusConflict && !clientRV && attempt < patchRetries {
-			continue
-		}
-		if res.code >= 200 && res.code < 300 {
-			out, st := em.convertObjectBytes(ctx, res.body.Bytes())
-			if st != nil {
-				writeStatusError(w, st)
-				return
-			}
-			res.body.Reset()
-			res.body.Write(out)
-		}
-		res.writeTo(w)
-		return
+		res.body.Reset()
+		res.body.Write(out)
 	}
+	res.writeTo(w)
+}
+
+// statusResponse is an emulation's own error as a buffered answer.
+func statusResponse(st *statusError) *bufferedResponse {
+	b := &bufferedResponse{header: http.Header{"Content-Type": {"application/json"}}, code: st.code}
+	b.body.Write(statusBody(st.code, st.reason, st.message, 0))
+	return b
 }
 
 // patcher returns the function that applies a patch body to an
-// old-version object's JSON.
+// old-version object's JSON, with kube-apiserver's bounds and answers.
 func (em *emulation) patcher(mediaType string, body []byte) (func([]byte) ([]byte, *statusError), *statusError) {
-	invalid := func(err error) *statusError {
-		return &statusError{http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "applying the patch: " + err.Error()}
-	}
 	switch mediaType {
 	case "application/merge-patch+json":
 		return func(doc []byte) ([]byte, *statusError) {
 			out, err := jsonpatch.MergePatch(doc, body)
 			if err != nil {
-				return nil, invalid(err)
+				return nil, patchError(err)
 			}
 			return out, nil
 		}, nil
 	case "application/json-patch+json":
 		p, err := jsonpatch.DecodePatch(body)
 		if err != nil {
-			return nil, &statusError{http.StatusBadRequest, metav1.StatusReasonBadRequest, "invalid JSON patch: " + err.Error()}
+			return nil, &statusError{http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error()}
+		}
+		if len(p) > maxJSONPatchOperations {
+			return nil, &statusError{http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+				fmt.Sprintf("Request entity too large: The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p))}
 		}
 		return func(doc []byte) ([]byte, *statusError) {
 			out, err := p.Apply(doc)
 			if err != nil {
-				return nil, invalid(err)
+				return nil, patchInvalid()
 			}
 			return out, nil
 		}, nil
@@ -172,13 +285,33 @@ func (em *emulation) patcher(mediaType string, body []byte) (func([]byte) ([]byt
 		return func(doc []byte) ([]byte, *statusError) {
 			out, err := strategicpatch.StrategicMergePatch(doc, body, typed)
 			if err != nil {
-				return nil, invalid(err)
+				return nil, patchError(err)
 			}
 			return out, nil
 		}, nil
 	}
 	return nil, &statusError{http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
 		fmt.Sprintf("unsupported patch type %q", mediaType)}
+}
+
+// patchInvalid is kube-apiserver's answer for a JSON patch that does not
+// apply (a failed test, a missing path, too many bytes copied).
+func patchInvalid() *statusError {
+	return &statusError{http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "the server rejected our request due to an error in our request"}
+}
+
+// patchError maps a merge or strategic merge patch failure to the
+// apiserver's answer (interpretStrategicMergePatchError): 400 for a patch
+// it cannot read, 422 for one that does not fit, 500 for the rest.
+func patchError(err error) *statusError {
+	switch err {
+	case jsonpatch.ErrBadJSONPatch, mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
+		mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
+		return &statusError{http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error()}
+	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
+		return patchInvalid()
+	}
+	return &statusError{http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error()}
 }
 
 func resourceVersionOf(obj map[string]any) string {

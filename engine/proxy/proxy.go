@@ -112,6 +112,7 @@ type Proxy struct {
 
 	draining atomic.Bool // set by Drain: /readyz fails
 	access   accessCache // who may read discovery from the union
+	dataWarn dataWarnings
 
 	disc      discoveryCache
 	openAPIV2 openAPIV2Cache
@@ -152,6 +153,7 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
+	limitJSONPatchCopies()
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -163,8 +165,9 @@ func New(opts Options) (*Proxy, error) {
 			APIPrefixes:          sets.NewString("api", "apis"),
 			GrouplessAPIPrefixes: sets.NewString("api"),
 		},
-		started: time.Now(),
-		pollers: map[*backend]context.CancelFunc{},
+		started:  time.Now(),
+		pollers:  map[*backend]context.CancelFunc{},
+		dataWarn: newDataWarnings(),
 	}
 	if err := p.SetBackends(opts.Backends); err != nil {
 		return nil, err
@@ -300,7 +303,11 @@ func (p *Proxy) SetRules(r Rules) error {
 		ar.routing = append(ar.routing, compiledRule{rule: rr, pattern: pat})
 	}
 	if r.Converter != nil {
-		ar.emu = &emulator{p: p, conv: r.Converter}
+		// Objects are anyone's to write: a bad round-trip annotation costs
+		// that object its round trip, never the response around it.
+		o := r.Converter.Options()
+		o.InvalidConversionData = p.conversionDataIgnored
+		ar.emu = &emulator{p: p, conv: r.Converter.WithOptions(o)}
 	}
 	p.rules.Store(ar)
 	p.disc.invalidate()

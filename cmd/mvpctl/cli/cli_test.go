@@ -139,6 +139,45 @@ func TestConvert_NothingWrittenUnlessAllConverted(t *testing.T) {
 	}
 }
 
+// TestConvert_LoopingRuleFails: a rule that never ends is a one-line error
+// naming the object, the rule and the direction, once --program-timeout
+// has passed, with both executors.
+func TestConvert_LoopingRuleFails(t *testing.T) {
+	rules := writeFile(t, "rules.yaml", `apiVersion: mvp.k8s.io/v1
+kind: TransformationRules
+metadata: {name: loop}
+spec:
+  apiMigrationRules:
+  - apiGroup: myapps.example.com
+    resource: customresources
+    fromVersion: v1alpha1
+    toVersion: v1beta1
+    transformations:
+    - {path: spec.a, action: jq, forward: 'def f: f; f', reverse: '.'}
+`)
+	in := "apiVersion: myapps.example.com/v1alpha1\nkind: CustomResource\nmetadata: {name: a}\nspec: {a: 1}\n"
+	for _, ex := range []string{"native", "jq"} {
+		code, out, errOut := run(t, in, "convert", "-f", "-", "--rules", rules, "--engine", ex, "--program-timeout", "50ms", "--output-version", "myapps.example.com/v1beta1")
+		want := "error: <stdin>: document 1: converting CustomResource a (myapps.example.com/v1alpha1) forward by rule customresources.myapps.example.com/v1alpha1->v1beta1: the program did not finish within 50ms (a rule that loops?)\n"
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, want) {
+			t.Errorf("--engine %s: exit %d, stdout %q, stderr:\n%s", ex, code, out, errOut)
+		}
+	}
+	if code, _, errOut := run(t, in, "convert", "-f", "-", "--rules", rules, "--program-timeout", "0s", "--output-version", "v1"); code != 2 || !strings.Contains(errOut, "--program-timeout") {
+		t.Errorf("--program-timeout 0s: exit %d, %s", code, errOut)
+	}
+}
+
+// TestConvert_BadConversionDataIsAnError: mvpctl convert reports a
+// malformed round-trip annotation (the proxy ignores it).
+func TestConvert_BadConversionDataIsAnError(t *testing.T) {
+	in := "apiVersion: myapps.example.com/v1beta1\nkind: CustomResource\nmetadata:\n  name: a\n  annotations: {mvp.k8s.io/conversion-data: garbage}\nspec: {}\n"
+	code, out, errOut := run(t, in, "convert", "-f", "-", "--rules", seedRules, "--output-version", "myapps.example.com/v1alpha1")
+	if code != 1 || out != "" || !strings.Contains(errOut, "error: <stdin>: document 1: converting CustomResource a (myapps.example.com/v1beta1): annotation mvp.k8s.io/conversion-data: not a JSON object") {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+}
+
 func TestConvert_UsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"convert", "-f", seedCR, "--rules", seedRules},

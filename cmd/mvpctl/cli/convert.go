@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,6 +23,7 @@ type convertOptions struct {
 	Output          string   // yaml or json
 	ContinueOnError bool     // write what converted even if some documents failed
 	Engine          string   // native or jq
+	ProgramTimeout  time.Duration
 }
 
 func newConvertCmd() *cobra.Command {
@@ -49,6 +51,7 @@ Output is written only when every document converted, unless
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().BoolVar(&opts.ContinueOnError, "continue-on-error", false, "write the documents that converted even when others failed (exit code stays 1)")
 	cmd.Flags().StringVar(&opts.Engine, "engine", "native", "executor: native (fast) or jq (the generated jq programs)")
+	cmd.Flags().DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object (a rule that loops fails)")
 	return cmd
 }
 
@@ -73,7 +76,11 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	conv, err := engine.Load(engine.Options{Executor: exec, Warn: func(msg string) { fmt.Fprintf(stderr, "warning: %s\n", msg) }}, opts.Rules...)
+	if opts.ProgramTimeout <= 0 {
+		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
+	}
+	conv, err := engine.Load(engine.Options{Executor: exec, ProgramTimeout: opts.ProgramTimeout,
+		Warn: func(msg string) { fmt.Fprintf(stderr, "warning: %s\n", msg) }}, opts.Rules...)
 	if err != nil {
 		return rulesError(stderr, err)
 	}

@@ -65,6 +65,7 @@ type proxyOptions struct {
 	ReadHeaderTimeout time.Duration
 	MaxBodyBytes      int64
 	ShutdownDelay     time.Duration // keep serving, not ready, after SIGTERM
+	ProgramTimeout    time.Duration // longest run of one rule's program on one object
 }
 
 func newProxyCmd() *cobra.Command {
@@ -127,6 +128,7 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.DurationVar(&opts.HealthInterval, "health-interval", time.Second, "how often each server's /readyz is checked")
 	f.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "close connections whose request headers take longer")
 	f.Int64Var(&opts.MaxBodyBytes, "max-request-body-bytes", proxy.DefaultMaxRequestBodyBytes, "largest request body accepted (413 beyond)")
+	f.DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object; a rule that loops answers 500 naming it")
 	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, keep serving this long with /readyz failing, so that load balancers stop sending requests before the listener closes (as kube-apiserver's flag of the same name)")
 	return cmd
 }
@@ -141,6 +143,9 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 	log, err := newLogger(stderr, opts.LogFormat, opts.LogLevel)
 	if err != nil {
 		return err
+	}
+	if opts.ProgramTimeout <= 0 {
+		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
 	}
 	identity, kubeAuth, restConfig, err := backendCredentials(opts)
 	if err != nil {
@@ -323,8 +328,9 @@ func followRules(ctx context.Context, stderr io.Writer, log *slog.Logger, p *pro
 		// compiled only if something asks for them.
 		Compile: rules.CompileOptions{Lazy: true},
 		Converter: engine.Options{
-			Resolver: p.ResourceFor,
-			Warn:     func(msg string) { log.Debug("emulation: " + msg) },
+			ProgramTimeout: opts.ProgramTimeout,
+			Resolver:       p.ResourceFor,
+			Warn:           func(msg string) { log.Debug("emulation: " + msg) },
 		},
 	}, cluster)
 	if err != nil {
