@@ -115,7 +115,8 @@ func serveVerifiedUser(t *testing.T, opts ServeOptions) string {
 func handshake(addr string, cert *tls.Certificate) (serverCert []byte, user string, err error) {
 	cfg := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}}
 	if cert != nil {
-		cfg.Certificates = []tls.Certificate{*cert}
+		// Sent whether or not the server names its CA as acceptable.
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
 	}
 	tr := &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
