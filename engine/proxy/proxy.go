@@ -61,8 +61,8 @@ type Options struct {
 	MaxBufferedRequestBytes int64
 	// MaxUpstreamConnsPerBackend bounds the connections to one backend in
 	// each of its two pools (the proxy's identity; clients' own
-	// credentials): requests past it wait for a free connection. It must be
-	// at least MaxIdleConnsPerBackend; zero means
+	// credentials): requests past it wait for a free connection, and
+	// MaxIdleConnsPerBackend is lowered to it. Zero means
 	// [DefaultMaxUpstreamConnsPerBackend].
 	MaxUpstreamConnsPerBackend int
 	// MaxObjectBytes bounds one object, Table or document read whole from
