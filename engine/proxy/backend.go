@@ -51,6 +51,8 @@ type backend struct {
 	// (kube-apiserver tries x509 before tokens).
 	identity *http.Transport
 	plain    *http.Transport
+	// maxObject bounds a document read whole (discovery, OpenAPI).
+	maxObject int64
 
 	// outstanding counts short (not long-running) requests in flight; it
 	// balances load among equal candidates.
@@ -90,7 +92,15 @@ type cachedDoc struct {
 	contentType string
 }
 
-func newBackend(cfg Backend, maxIdle int) (*backend, error) {
+// upstreamLimits bound a backend's connections and what is read whole from
+// it.
+type upstreamLimits struct {
+	maxIdle   int   // idle connections kept, per pool
+	maxConns  int   // connections, per pool
+	maxObject int64 // bytes of one object or document
+}
+
+func newBackend(cfg Backend, lim upstreamLimits) (*backend, error) {
 	if cfg.URL == nil || cfg.URL.Host == "" {
 		return nil, fmt.Errorf("backend %q: URL needs a scheme and host", cfg.Name)
 	}
@@ -118,11 +128,12 @@ func newBackend(cfg Backend, maxIdle int) (*backend, error) {
 		name:     name,
 		url:      u,
 		token:    cfg.BearerToken,
-		identity: newTransport(idTLS, maxIdle),
-		plain:    newTransport(plainTLS, maxIdle),
+		identity: newTransport(idTLS, lim.maxIdle, lim.maxConns),
+		plain:    newTransport(plainTLS, lim.maxIdle, lim.maxConns),
 		wake:     make(chan struct{}, 1),
 		etags:    map[string]cachedDoc{},
 	}
+	b.maxObject = lim.maxObject
 	if cfg.BearerToken == "" && cfg.BearerTokenFile != "" {
 		b.tokenSource = transport.NewCachedFileTokenSource(cfg.BearerTokenFile)
 		if _, err := b.tokenSource.Token(); err != nil {
@@ -151,8 +162,10 @@ func (b *backend) setIdentity(h http.Header) {
 // server: HTTP/2 upstream serialises large responses on one connection (it
 // halves LIST throughput), compression is left to the client (otherwise Go
 // asks for gzip on the client's behalf and unzips it), and enough idle
-// connections are kept that a busy proxy does not dial per request.
-func newTransport(tlsConfig *tls.Config, maxIdle int) *http.Transport {
+// connections are kept that a busy proxy does not dial per request. At most
+// maxConns connections are open: requests past them wait for one (a watch
+// holds its connection until it ends).
+func newTransport(tlsConfig *tls.Config, maxIdle, maxConns int) *http.Transport {
 	tlsConfig.NextProtos = []string{"http/1.1"}
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
@@ -165,6 +178,7 @@ func newTransport(tlsConfig *tls.Config, maxIdle int) *http.Transport {
 		DisableCompression:    true,
 		MaxIdleConns:          maxIdle,
 		MaxIdleConnsPerHost:   maxIdle,
+		MaxConnsPerHost:       maxConns,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		ReadBufferSize:        32 << 10,

@@ -23,7 +23,7 @@ func TestBackend_BearerTokenFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte("file-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b, err := newBackend(Backend{URL: u, BearerTokenFile: file}, 2)
+	b, err := newBackend(Backend{URL: u, BearerTokenFile: file}, testUpstreamLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestBackend_BearerTokenFile(t *testing.T) {
 	}
 
 	// An explicit token wins over the file.
-	b2, err := newBackend(Backend{URL: u, BearerToken: "flag-token", BearerTokenFile: file}, 2)
+	b2, err := newBackend(Backend{URL: u, BearerToken: "flag-token", BearerTokenFile: file}, testUpstreamLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestBackend_BearerTokenFile(t *testing.T) {
 		t.Errorf("with both: Authorization = %q", h.Get("Authorization"))
 	}
 
-	_, err = newBackend(Backend{URL: u, BearerTokenFile: filepath.Join(t.TempDir(), "missing")}, 2)
+	_, err = newBackend(Backend{URL: u, BearerTokenFile: filepath.Join(t.TempDir(), "missing")}, testUpstreamLimits)
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("a missing token file: %v", err)
 	}

@@ -108,7 +108,7 @@ func (b *backend) fetchDocETag(ctx context.Context, path, accept string) (body [
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return cached.body, cached.contentType, cached.etag, nil
 	}
-	body, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	body, err = readObject(resp.Body, b.maxObject)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("GET %s: %w", path, err)
 	}

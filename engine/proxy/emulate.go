@@ -228,11 +228,12 @@ func (em *emulation) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, em.e.p.opts.MaxRequestBodyBytes))
+		b, release, err := em.e.p.readBody(w, r, em.e.p.opts.MaxRequestBodyBytes)
 		if err != nil {
 			em.e.p.writeBodyError(w, err)
 			return
 		}
+		defer release()
 		body = b
 	}
 	ctx := r.Context()
@@ -442,10 +443,6 @@ func (em *emulation) convertRow(ctx context.Context, row map[string]any) error {
 	return nil
 }
 
-// maxObjectBytes bounds a single object read from a backend for conversion
-// (etcd's default request limit is 1.5 MiB; Tables and collections more).
-const maxObjectBytes = 64 << 20
-
 // convertResponse converts a served version's answer for the client: one
 // object read whole, a list item by item, a watch event by event. Errors
 // (Status) pass through.
@@ -465,7 +462,7 @@ func (em *emulation) convertResponse(resp *http.Response) error {
 	case "list":
 		resp.Body = newPipeBody(resp.Body, func(src io.Reader, dst io.Writer) error { return em.streamList(ctx, src, dst) })
 	default:
-		data, err := io.ReadAll(io.LimitReader(resp.Body, maxObjectBytes))
+		data, err := readObject(resp.Body, em.e.p.opts.MaxObjectBytes)
 		resp.Body.Close()
 		if err != nil {
 			return err

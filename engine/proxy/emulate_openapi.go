@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -287,7 +286,7 @@ func (p *Proxy) fetchCRD(ctx context.Context, name string) (*apiextensionsv1.Cus
 			err = rerr
 			continue
 		}
-		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxObjectBytes))
+		body, rerr := readObject(resp.Body, p.opts.MaxObjectBytes)
 		resp.Body.Close()
 		switch {
 		case rerr != nil:

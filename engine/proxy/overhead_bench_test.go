@@ -131,7 +131,7 @@ func benchMvpctl(b *testing.B, bb *benchBackend) *Proxy {
 func benchFloor(b *testing.B, bb *benchBackend) http.Handler {
 	b.Helper()
 	be := bb.backend()
-	tr := newTransport(be.TLS.Clone(), 256)
+	tr := newTransport(be.TLS.Clone(), 256, DefaultMaxUpstreamConnsPerBackend)
 	b.Cleanup(tr.CloseIdleConnections)
 	return &httputil.ReverseProxy{
 		Rewrite:    func(pr *httputil.ProxyRequest) { pr.SetURL(be.URL); pr.SetXForwarded(); pr.Out.Host = "" },

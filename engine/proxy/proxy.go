@@ -3,11 +3,13 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +50,25 @@ type Options struct {
 	HealthInterval time.Duration
 	// MaxRequestBodyBytes limits request bodies (413 beyond). Zero means 3 MiB.
 	MaxRequestBodyBytes int64
+	// RequestBodyTimeout is how long a request body may take to arrive,
+	// from the moment the proxy starts reading it (408 beyond). Zero means
+	// [DefaultRequestBodyTimeout].
+	RequestBodyTimeout time.Duration
+	// MaxBufferedRequestBytes bounds the request bodies held in memory at
+	// once, across all requests: a request whose body does not fit gets 429
+	// with Retry-After. At least MaxRequestBodyBytes+1; zero means
+	// [DefaultMaxBufferedRequestBytes].
+	MaxBufferedRequestBytes int64
+	// MaxUpstreamConnsPerBackend bounds the connections to one backend in
+	// each of its two pools (the proxy's identity; clients' own
+	// credentials): requests past it wait for a free connection, and
+	// MaxIdleConnsPerBackend is lowered to it. Zero means
+	// [DefaultMaxUpstreamConnsPerBackend].
+	MaxUpstreamConnsPerBackend int
+	// MaxObjectBytes bounds one object, Table or document read whole from
+	// a backend (to convert it, or for the capability map and OpenAPI).
+	// Zero means [DefaultMaxObjectBytes].
+	MaxObjectBytes int64
 	// RetryAfterSeconds is the Retry-After of a 503. Zero means 1.
 	RetryAfterSeconds int
 	// MaxIdleConnsPerBackend is the upstream connection pool size. Zero means 256.
@@ -111,6 +132,7 @@ type Proxy struct {
 	started time.Time
 
 	draining atomic.Bool // set by Drain: /readyz fails
+	limits   *bodyLimits // request body deadline and memory budget
 	access   accessCache // who may read discovery from the union
 	dataWarn dataWarnings
 
@@ -150,6 +172,9 @@ func New(opts Options) (*Proxy, error) {
 	if opts.MaxIdleConnsPerBackend <= 0 {
 		opts.MaxIdleConnsPerBackend = 256
 	}
+	if err := defaultLimits(&opts); err != nil {
+		return nil, err
+	}
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
@@ -168,6 +193,7 @@ func New(opts Options) (*Proxy, error) {
 		started:  time.Now(),
 		pollers:  map[*backend]context.CancelFunc{},
 		dataWarn: newDataWarnings(),
+		limits:   newBodyLimits(opts.RequestBodyTimeout, opts.MaxBufferedRequestBytes),
 	}
 	if err := p.SetBackends(opts.Backends); err != nil {
 		return nil, err
@@ -180,6 +206,9 @@ func New(opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	p.metrics = m
+	if err := p.limits.register(opts.Registry); err != nil {
+		return nil, err
+	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:   p.rewrite,
 		Transport: &routingTransport{p: p},
@@ -189,7 +218,7 @@ func New(opts Options) (*Proxy, error) {
 		// length is known, which costs HTTP/2 clients a frame write (a
 		// syscall) per write for nothing: about 15% of the CPU per GET.
 		FlushInterval:  0,
-		ErrorHandler:   p.errorHandler,
+		ErrorHandler:   p.upstreamErrorHandler,
 		ModifyResponse: p.modifyResponse,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BufferPool:     bufferPool{},
@@ -253,7 +282,9 @@ func (p *Proxy) SetBackends(cfgs []Backend) error {
 	var next, added []*backend
 	names := map[string]bool{}
 	for _, cfg := range cfgs {
-		b, err := newBackend(cfg, p.opts.MaxIdleConnsPerBackend)
+		b, err := newBackend(cfg, upstreamLimits{
+			maxIdle: p.opts.MaxIdleConnsPerBackend, maxConns: p.opts.MaxUpstreamConnsPerBackend, maxObject: p.opts.MaxObjectBytes,
+		})
 		if err != nil {
 			return err
 		}
@@ -367,6 +398,8 @@ type route struct {
 	backend   *backend     // the backend that answered (or failed last)
 	attempts  int
 	err       error
+
+	deadline *bodyDeadline // the request body's read deadline
 }
 
 func routeFrom(ctx context.Context) *route {
@@ -471,8 +504,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = http.MaxBytesReader(w, r.Body, p.opts.MaxRequestBodyBytes)
-		if err := prepareReplay(r, rt); err != nil {
+		done, err := p.prepareBody(w, r, rt)
+		defer done()
+		if err != nil {
 			rt.decision = decisionProxy
 			p.writeBodyError(w, err)
 			return
@@ -515,16 +549,18 @@ func (p *Proxy) unavailableResponse(req *http.Request, msg string) *http.Respons
 
 // prepareReplay makes the request body readable again for a second attempt:
 // bodies up to replayLimit are read into memory first (which also turns a
-// chunked body over the size limit into a 413 before anything is sent);
-// larger ones stream, wrapped so that an attempt that read nothing can be
-// repeated.
-func prepareReplay(r *http.Request, rt *route) error {
+// chunked body over the size limit into a 413 before anything is sent),
+// within res; larger ones stream, wrapped so that an attempt that read
+// nothing can be repeated and the body's deadline is lifted at its end.
+func prepareReplay(r *http.Request, rt *route, res *reservation) error {
 	if r.ContentLength <= replayLimit {
-		buf, err := io.ReadAll(io.LimitReader(r.Body, replayLimit+1))
+		buf, err := res.readAll(r.Body, r.ContentLength, replayLimit+1)
+		rt.deadline.observe(err)
 		if err != nil {
 			return err
 		}
 		if len(buf) <= replayLimit {
+			rt.deadline.lift()
 			rt.bodyBytes = buf
 			r.ContentLength = int64(len(buf))
 			r.Body = io.NopCloser(bytes.NewReader(buf))
@@ -536,7 +572,7 @@ func prepareReplay(r *http.Request, rt *route) error {
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
 	}
-	rt.body = &trackedBody{rc: r.Body}
+	rt.body = &trackedBody{rc: &deadlineBody{ReadCloser: r.Body, d: rt.deadline}}
 	rt.body.read.Store(r.ContentLength < 0) // part of it was read above
 	r.Body = rt.body
 	return nil
@@ -559,9 +595,17 @@ func (t *trackedBody) Close() error { return nil }
 
 func (p *Proxy) writeBodyError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
-	if asMaxBytes(err, &mbe) {
+	var budget *bodyBudgetError
+	switch {
+	case asMaxBytes(err, &mbe):
 		writeStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
 			fmt.Sprintf("the request body is larger than the limit of %d bytes", mbe.Limit), 0)
+		return
+	case errors.As(err, &budget):
+		writeStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, budget.Error(), p.opts.RetryAfterSeconds)
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		p.limits.writeTimeout(w)
 		return
 	}
 	writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "reading the request body: "+err.Error(), 0)

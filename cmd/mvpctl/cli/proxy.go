@@ -3,12 +3,9 @@ package cli
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	"net/url"
@@ -19,11 +16,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	discoveryclient "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
 
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/engine/proxy"
@@ -66,6 +65,13 @@ type proxyOptions struct {
 	MaxBodyBytes      int64
 	ShutdownDelay     time.Duration // keep serving, not ready, after SIGTERM
 	ProgramTimeout    time.Duration // longest run of one rule's program on one object
+
+	// Limits (docs/proxy.md#limits).
+	RequestBodyTimeout      time.Duration
+	MaxBufferedRequestBytes int64
+	MaxConnections          int
+	MaxUpstreamConns        int // per backend and connection pool
+	MaxObjectBytes          int64
 }
 
 func newProxyCmd() *cobra.Command {
@@ -116,11 +122,11 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.StringVar(&opts.ClientKey, "client-key", "", "the key of --client-certificate")
 	f.StringVar(&opts.Token, "token", "", "the proxy's bearer token for the backends")
 	f.BoolVar(&opts.Insecure, "insecure-skip-tls-verify", false, "do not verify the backends' certificates (tests only)")
-	f.StringVar(&opts.TLSCertFile, "tls-cert-file", "", "serving certificate; default: a self-signed one (loopback --listen only)")
+	f.StringVar(&opts.TLSCertFile, "tls-cert-file", "", "serving certificate, read again when it changes; default: a self-signed one (loopback --listen only)")
 	f.StringVar(&opts.TLSKeyFile, "tls-private-key-file", "", "key of --tls-cert-file")
-	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "CA that verifies client certificates; their user and groups are impersonated")
+	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "CA that verifies client certificates, read again when it changes; their user and groups are impersonated")
 	f.StringVar(&opts.WriteKubeconfig, "write-kubeconfig", "", "write a kubeconfig for the proxy here (server, CA, and the --kubeconfig's user)")
-	f.StringVar(&opts.MetricsListen, "metrics-listen", "", "address for /metrics and /debug/capabilities; default: off")
+	f.StringVar(&opts.MetricsListen, "metrics-listen", "", "address for /metrics and /debug/capabilities; default: off. On loopback they are open; elsewhere served over HTTPS with the serving certificate, to clients the cluster authenticates (TokenReview, client certificates of --client-ca-file) and allows to get the path (SubjectAccessReview)")
 	f.BoolVar(&opts.Profiling, "profiling", false, "serve /debug/pprof on the --metrics-listen address")
 	f.StringVar(&opts.LogFormat, "log-format", opts.LogFormat, "log format: text or json")
 	f.StringVar(&opts.LogLevel, "log-level", opts.LogLevel, "log level: debug (one line per request), info, warn or error")
@@ -129,6 +135,11 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "close connections whose request headers take longer")
 	f.Int64Var(&opts.MaxBodyBytes, "max-request-body-bytes", proxy.DefaultMaxRequestBodyBytes, "largest request body accepted (413 beyond)")
 	f.DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object; a rule that loops answers 500 naming it")
+	f.DurationVar(&opts.RequestBodyTimeout, "request-body-timeout", proxy.DefaultRequestBodyTimeout, "how long a request body may take to arrive once the proxy reads it (408 beyond)")
+	f.Int64Var(&opts.MaxBufferedRequestBytes, "max-buffered-request-bytes", proxy.DefaultMaxBufferedRequestBytes, "request body bytes held in memory at once, across all requests (429 with Retry-After beyond); must exceed --max-request-body-bytes")
+	f.IntVar(&opts.MaxConnections, "max-connections", proxy.DefaultMaxConnections, "client connections open at once; further ones wait until one closes")
+	f.IntVar(&opts.MaxUpstreamConns, "max-upstream-connections-per-backend", proxy.DefaultMaxUpstreamConnsPerBackend, "connections to each server, per credential kind (the proxy's own, clients' own); requests past it wait for a free one, and each watch holds one")
+	f.Int64Var(&opts.MaxObjectBytes, "max-object-bytes", proxy.DefaultMaxObjectBytes, "largest object, Table or discovery document read whole from a server, to convert it or for the capability map")
 	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, keep serving this long with /readyz failing, so that load balancers stop sending requests before the listener closes (as kube-apiserver's flag of the same name)")
 	return cmd
 }
@@ -147,6 +158,12 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 	if opts.ProgramTimeout <= 0 {
 		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
 	}
+	if err := checkLimits(opts); err != nil {
+		return err
+	}
+	// k8s.io/apiserver's certificate reloading and delegated
+	// authentication log through klog: into the proxy's log.
+	klog.SetSlogLogger(log)
 	identity, kubeAuth, restConfig, err := backendCredentials(opts)
 	if err != nil {
 		return err
@@ -195,20 +212,27 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 	if err != nil {
 		return inputError(fmt.Errorf("--openapi-from: %w", err))
 	}
-	var clientCA *x509.CertPool
 	if opts.ClientCAFile != "" {
-		if clientCA, err = proxy.LoadCertPool(opts.ClientCAFile); err != nil {
+		// Read here for a clear error; the listener reads it again when
+		// it changes.
+		if _, err = proxy.LoadCertPool(opts.ClientCAFile); err != nil {
 			return inputError(fmt.Errorf("--client-ca-file: %w", err))
 		}
 	}
+	registry := prometheus.NewRegistry()
 	p, err := proxy.New(proxy.Options{
-		Backends:               backends,
-		RefreshInterval:        opts.RefreshInterval,
-		HealthInterval:         opts.HealthInterval,
-		MaxRequestBodyBytes:    opts.MaxBodyBytes,
-		ImpersonateClientCerts: clientCA != nil,
-		Logger:                 log,
-		OpenAPIV3:              openAPI,
+		Backends:                   backends,
+		RefreshInterval:            opts.RefreshInterval,
+		HealthInterval:             opts.HealthInterval,
+		MaxRequestBodyBytes:        opts.MaxBodyBytes,
+		RequestBodyTimeout:         opts.RequestBodyTimeout,
+		MaxBufferedRequestBytes:    opts.MaxBufferedRequestBytes,
+		MaxUpstreamConnsPerBackend: opts.MaxUpstreamConns,
+		MaxObjectBytes:             opts.MaxObjectBytes,
+		ImpersonateClientCerts:     opts.ClientCAFile != "",
+		Logger:                     log,
+		Registry:                   registry,
+		OpenAPIV3:                  openAPI,
 	})
 	if err != nil {
 		return inputError(err)
@@ -239,9 +263,11 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 		Listen:            opts.Listen,
 		CertFile:          opts.TLSCertFile,
 		KeyFile:           opts.TLSKeyFile,
-		ClientCA:          clientCA,
+		ClientCAFile:      opts.ClientCAFile,
+		MaxConnections:    opts.MaxConnections,
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
 		Logger:            log,
+		Registry:          registry,
 	})
 	if err != nil {
 		return inputError(err)
@@ -262,25 +288,15 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 		go p.FollowEndpointSlices(ctx, endpointSlices, identity, static, 10*time.Second)
 	}
 	errc := make(chan error, 2)
+	servers := 1
 	if opts.MetricsListen != "" {
-		mln, err := net.Listen("tcp", opts.MetricsListen)
+		msrv, err := newMetricsServer(p, opts, restConfig, urls[0], log)
 		if err != nil {
 			return inputError(fmt.Errorf("--metrics-listen: %w", err))
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", p.MetricsHandler())
-		mux.Handle("/debug/capabilities", p.DebugHandler())
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
-		if opts.Profiling {
-			mux.HandleFunc("/debug/pprof/", pprof.Index)
-			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		}
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { errc <- msrv.Serve(mln) }()
-		go func() { <-ctx.Done(); msrv.Close() }()
-		log.Info("serving metrics", "address", mln.Addr().String())
+		servers++
+		go func() { errc <- msrv.Serve(ctx) }()
+		log.Info("serving metrics", "address", msrv.Addr().String())
 	}
 	// Until the first health probes answer, every request would be a 503
 	// with Retry-After: 1, and a restarted proxy would cost its clients a
@@ -294,13 +310,76 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 	select {
 	case <-ctx.Done():
 		cancel()
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return failure(err)
+		var first error
+		for range servers {
+			if err := <-errc; err != nil && first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return failure(first)
 		}
 		return nil
 	case err := <-errc:
 		return failure(err)
 	}
+}
+
+// checkLimits refuses limits that would mean "none" or the default, and a
+// metrics address off loopback without a serving certificate.
+func checkLimits(opts proxyOptions) error {
+	switch {
+	case opts.RequestBodyTimeout <= 0:
+		return usageErrorf("--request-body-timeout must be positive")
+	case opts.MaxBufferedRequestBytes <= opts.MaxBodyBytes:
+		return usageErrorf("--max-buffered-request-bytes (%d) must be larger than --max-request-body-bytes (%d)", opts.MaxBufferedRequestBytes, opts.MaxBodyBytes)
+	case opts.MaxConnections <= 0:
+		return usageErrorf("--max-connections must be positive")
+	case opts.MaxUpstreamConns <= 0:
+		return usageErrorf("--max-upstream-connections-per-backend must be positive")
+	case opts.MaxObjectBytes <= 0:
+		return usageErrorf("--max-object-bytes must be positive")
+	}
+	if opts.MetricsListen == "" {
+		return nil
+	}
+	loopback, err := proxy.LoopbackAddress(opts.MetricsListen)
+	if err != nil {
+		return usageErrorf("--metrics-listen %q: %v", opts.MetricsListen, err)
+	}
+	if !loopback && (opts.TLSCertFile == "" || opts.TLSKeyFile == "") {
+		return usageErrorf("--metrics-listen %s is not loopback: its endpoints are then served over HTTPS to authorized users, with --tls-cert-file and --tls-private-key-file", opts.MetricsListen)
+	}
+	return nil
+}
+
+// newMetricsServer serves /metrics, /debug/capabilities, /healthz and, with
+// --profiling, /debug/pprof. Off loopback they take the serving
+// certificate, and the proxy's kubeconfig (or its first backend with its
+// credentials) reviews the tokens and access of their clients.
+func newMetricsServer(p *proxy.Proxy, opts proxyOptions, restConfig *rest.Config, backend string, log *slog.Logger) (*proxy.Server, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", p.MetricsHandler())
+	mux.Handle("/debug/capabilities", p.DebugHandler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+	if opts.Profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	auth := rest.CopyConfig(restConfig)
+	if auth.Host == "" {
+		auth.Host = backend
+	}
+	return proxy.NewMetricsServer(mux, proxy.MetricsServeOptions{
+		Listen:       opts.MetricsListen,
+		CertFile:     opts.TLSCertFile,
+		KeyFile:      opts.TLSKeyFile,
+		ClientCAFile: opts.ClientCAFile,
+		Auth:         auth,
+		Logger:       log,
+	})
 }
 
 // followRules loads the rules and keeps the proxy on the latest good set:
