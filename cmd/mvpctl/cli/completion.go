@@ -15,11 +15,16 @@ func newCompletionCmd() *cobra.Command {
   fish:        mvpctl completion fish > ~/.config/fish/completions/mvpctl.fish
   powershell:  mvpctl completion powershell | Out-String | Invoke-Expression
 
-Installed as the kubectl plugin kubectl-mvp, kubectl completes its
-arguments through an executable named kubectl_complete-mvp on the PATH:
+Installed as the kubectl plugin (the binary, or a link to it, named
+kubectl-mvp on the PATH), kubectl's own completion completes 'kubectl mvp'
+through an executable named kubectl_complete-mvp on the PATH; mvpctl acts
+as that helper when it runs under that name:
 
-  printf '#!/bin/sh\nkubectl mvp __complete "$@"\n' > kubectl_complete-mvp
-  chmod +x kubectl_complete-mvp`,
+  ln -s "$(command -v mvpctl)" ~/bin/kubectl-mvp
+  ln -s "$(command -v mvpctl)" ~/bin/kubectl_complete-mvp
+
+Run as kubectl-mvp, this command prints a script for the kubectl-mvp
+executable itself, never one that takes over kubectl's completion.`,
 		Args:                  cobra.ExactArgs(1),
 		ValidArgs:             []string{"bash", "zsh", "fish", "powershell"},
 		DisableFlagsInUseLine: true,

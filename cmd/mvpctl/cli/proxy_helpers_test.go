@@ -93,7 +93,7 @@ func startProxyCmd(t *testing.T, args ...string) *proxyRun {
 	run := &proxyRun{stderr: &lockedBuffer{}, kubeconfig: filepath.Join(t.TempDir(), "proxy.kubeconfig")}
 	ctx, cancel := context.WithCancel(context.Background())
 	run.cancel = cancel
-	root := newRootCmd("mvpctl")
+	root := newRootCmd("mvpctl", "mvpctl")
 	root.SetArgs(append([]string{"proxy", "--listen", addr, "--write-kubeconfig", run.kubeconfig}, args...))
 	root.SetOut(io.Discard)
 	root.SetErr(run.stderr)
