@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -105,6 +107,11 @@ func runLint(ctx context.Context, stdin io.Reader, stdout io.Writer, args []stri
 	if err != nil {
 		return inputError(err)
 	}
+	for _, src := range sources {
+		if err := checkText(src.Name, src.Data); err != nil {
+			return inputError(err)
+		}
+	}
 	lo := lint.Options{Samples: opts.Samples, Seed: opts.Seed, Disable: opts.Disable}
 	if lo.From, lo.To, err = loadSchemas(ctx, opts.FromSchema, opts.ToSchema); err != nil {
 		return err
@@ -123,6 +130,15 @@ func runLint(ctx context.Context, stdin io.Reader, stdout io.Writer, args []stri
 	}
 	if res.Count(failOn) > 0 {
 		return &silentError{code: exitFailure}
+	}
+	return nil
+}
+
+// checkText rejects binary data where YAML or JSON text is expected: it is
+// not a file with problems to report, but the wrong file.
+func checkText(name string, data []byte) error {
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return fmt.Errorf("%s: binary data, not a YAML or JSON rules file", name)
 	}
 	return nil
 }

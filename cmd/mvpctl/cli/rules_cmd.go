@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"sort"
@@ -22,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -50,10 +53,38 @@ The objects are cluster-scoped; --namespace is accepted and ignored.`,
 	return cmd
 }
 
-func rulesClient(flags *genericclioptions.ConfigFlags) (dynamic.NamespaceableResourceInterface, error) {
+// clusterConfig is the client configuration of the kubeconfig flags; no
+// kubeconfig at all (client-go would fall back to localhost:8080) is a
+// usage error.
+func clusterConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
+	if noKubeconfig(flags) {
+		return nil, usageErrorf("no cluster: the server could not be found; is the kubeconfig set? (--kubeconfig, KUBECONFIG or ~/.kube/config)")
+	}
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
-		return nil, inputError(err)
+		return nil, inputError(fmt.Errorf("kubeconfig: %w", err))
+	}
+	return cfg, nil
+}
+
+// noKubeconfig says whether the flags name no server: no kubeconfig with a
+// cluster, no --server, and not running in a pod.
+func noKubeconfig(flags *genericclioptions.ConfigFlags) bool {
+	if flags.APIServer != nil && *flags.APIServer != "" {
+		return false
+	}
+	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 {
+		return false
+	}
+	_, err = rest.InClusterConfig()
+	return err != nil
+}
+
+func rulesClient(flags *genericclioptions.ConfigFlags) (dynamic.NamespaceableResourceInterface, error) {
+	cfg, err := clusterConfig(flags)
+	if err != nil {
+		return nil, err
 	}
 	cfg.UserAgent = "mvpctl"
 	c, err := dynamic.NewForConfig(cfg)
@@ -63,9 +94,20 @@ func rulesClient(flags *genericclioptions.ConfigFlags) (dynamic.NamespaceableRes
 	return c.Resource(crd.GroupVersionResource), nil
 }
 
-// clusterError explains the errors users meet most: no CRD, no access.
+// clusterError explains the errors users meet most: a server that cannot
+// be reached (an input error, exit 2, in one line as kubectl says it), no
+// CRD, no access (the cluster's answer, exit 1).
 func clusterError(err error) error {
+	var ue *url.Error
 	switch {
+	case errors.As(err, &ue) && utilnet.IsConnectionRefused(err):
+		host := ue.URL
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			host = u.Host
+		}
+		return usageErrorf("the connection to the server %s was refused; is the kubeconfig's server right?", host)
+	case errors.As(err, &ue):
+		return usageErrorf("unable to connect to the server: %v", ue.Err)
 	case apierrors.IsNotFound(err):
 		return failure(fmt.Errorf("%w (is the CustomResourceDefinition %s installed? kubectl apply -k deploy/crd)", err, crd.Name))
 	}
@@ -433,8 +475,8 @@ func runRulesWatch(ctx context.Context, stdout, stderr io.Writer, flags *generic
 	var cluster *rest.Config
 	if opts.FromCluster {
 		var err error
-		if cluster, err = flags.ToRESTConfig(); err != nil {
-			return inputError(err)
+		if cluster, err = clusterConfig(flags); err != nil {
+			return err
 		}
 	}
 	src, err := startRuleSource(ctx, stderr, sopts, cluster)

@@ -46,10 +46,11 @@ spec:
 	if code, _, _ := run(t, "", "rules", "apply", "--kubeconfig", kc, "-f", seedRules, "--dry-run", "client"); code != exitUsage {
 		t.Errorf("--dry-run client: exit %d", code)
 	}
-	// A good file gets as far as the cluster.
+	// A good file gets as far as the cluster, which cannot be reached: the
+	// kubeconfig is wrong (exit 2), in one line.
 	code, _, errOut = run(t, "", "rules", "apply", "--kubeconfig", kc, "-f", seedRules)
-	if code != exitFailure || !strings.Contains(errOut, "127.0.0.1:1") {
-		t.Errorf("unreachable cluster: exit %d, %s", code, errOut)
+	if code != exitUsage || errOut != "mvpctl: the connection to the server 127.0.0.1:1 was refused; is the kubeconfig's server right?\n" {
+		t.Errorf("unreachable cluster: exit %d, %q", code, errOut)
 	}
 }
 
