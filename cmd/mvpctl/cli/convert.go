@@ -46,7 +46,8 @@ Output is written only when every object converted; --continue-on-error
 writes every object, converted or unchanged, and names each failure on
 standard error. Either way the exit status is 1 when an object failed.`,
 		Example: `  mvpctl convert -f ingress.yaml --rules rules/ --output-version networking.k8s.io/v1
-  kubectl get ingress -o yaml | mvpctl convert -f - --rules rules.yaml --output-version networking.k8s.io/v1beta1`,
+  kubectl get ingress -o yaml | mvpctl convert -f - --rules rules.yaml --output-version networking.k8s.io/v1beta1
+  mvpctl convert -f manifests/ --rules rules/ --output-version apps/v1 -o name`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runConvert(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
@@ -56,11 +57,17 @@ standard error. Either way the exit status is 1 when an object failed.`,
 	f.StringSliceVarP(&opts.Files, "filename", "f", nil, "manifest file, directory or - for standard input (repeatable)")
 	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable)")
 	f.StringVar(&opts.OutputVersion, "output-version", "", "group/version to convert to, e.g. networking.k8s.io/v1 or v1")
-	f.StringVarP(&opts.Output, "output", "o", "yaml", "output format: yaml or json")
+	f.StringVarP(&opts.Output, "output", "o", "yaml", "output format: "+outputFormatsHelp)
 	f.BoolVar(&opts.ContinueOnError, "continue-on-error", false, "write every object, converted or unchanged, even when some failed (the exit status stays 1)")
 	f.BoolVar(&opts.AllowUnconverted, "allow-unconverted", false, "write objects of the target group that no rule converts unchanged, with a warning, instead of failing")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no per-object warnings")
 	f.StringVar(&opts.Engine, "engine", "native", "executor: native (fast) or jq (the generated jq programs)")
+	markFilenameFlags(cmd, "filename", "rules")
+	registerCompletion(cmd, "output", completeWords(objectOutputFormats()...))
+	registerCompletion(cmd, "engine", completeWords("native", "jq"))
+	registerCompletion(cmd, "output-version", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return ruleVersions(opts.Rules), cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
 
@@ -78,8 +85,9 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if err != nil || to.Version == "" {
 		return usageErrorf("--output-version %q: want GROUP/VERSION or VERSION for the core group", opts.OutputVersion)
 	}
-	if opts.Output != "yaml" && opts.Output != "json" {
-		return usageErrorf("--output %q: want yaml or json", opts.Output)
+	printer, err := newObjectPrinter(opts.Output)
+	if err != nil {
+		return err
 	}
 	exec, err := parseEngine(opts.Engine)
 	if err != nil {
@@ -106,12 +114,7 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		return &silentError{code: exitFailure}
 	}
 	var buf bytes.Buffer
-	if opts.Output == "json" {
-		err = engine.WriteJSON(&buf, out)
-	} else {
-		err = engine.WriteYAML(&buf, out)
-	}
-	if err != nil {
+	if err := printer(&buf, out); err != nil {
 		return failure(err)
 	}
 	if _, err := stdout.Write(buf.Bytes()); err != nil {

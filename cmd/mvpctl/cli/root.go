@@ -87,10 +87,12 @@ func newRootCmd(name, display string) *cobra.Command {
 		Use:           name,
 		Short:         "Keep Kubernetes clients working across API version changes",
 		Long:          "mvpctl converts objects between API versions with TransformationRules (compiled to jq),\ndrafts and checks those rules, and proxies a mixed-version control plane.",
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: display},
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%v\nSee '%s --help'.", err, c.CommandPath())
 	})
