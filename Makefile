@@ -7,7 +7,7 @@ VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || ech
 COMMIT        ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS       := -X github.com/mvpctl/mvpctl/cmd/mvpctl/cli.version=$(VERSION) -X github.com/mvpctl/mvpctl/cmd/mvpctl/cli.commit=$(COMMIT)
 
-.PHONY: all build test vet bench example demo bench-proxy roundtrip fuzz
+.PHONY: all build test vet docs bench example demo bench-proxy roundtrip fuzz
 
 all: build
 
@@ -19,6 +19,10 @@ vet:
 
 test: vet
 	$(GO) test -count=1 ./...
+
+# docs/cli.md from the commands (a test fails when it is out of date).
+docs:
+	$(GO) generate ./cmd/mvpctl/cli
 
 # Conversion cost as ratios to same-run floors (see BENCHMARKS.md): 9
 # interleaved rounds, then the plain per-variant benchmarks.

@@ -72,6 +72,10 @@ func ReadDocuments(name string, r io.Reader) ([]Document, error) {
 			}
 		}
 		objs, err := decodeJSONStream(js)
+		var notObject *notObjectError
+		if errors.As(err, &notObject) {
+			return nil, fmt.Errorf("%s is %w", src, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", src, err)
 		}
@@ -101,9 +105,26 @@ func decodeJSONStream(js []byte) ([]map[string]any, error) {
 		case map[string]any:
 			out = append(out, v)
 		default:
-			return nil, fmt.Errorf("expected an object, got %T", v)
+			return nil, &notObjectError{value: v}
 		}
 	}
+}
+
+// notObjectError is a document that holds a JSON value other than an
+// object; it names the value's JSON type, never a Go type.
+type notObjectError struct{ value any }
+
+func (e *notObjectError) Error() string {
+	what := "a string"
+	switch e.value.(type) {
+	case []any:
+		what = "a list"
+	case json.Number, float64:
+		what = "a number"
+	case bool:
+		what = "a boolean"
+	}
+	return what + ", not an object"
 }
 
 func isOnlyComments(b []byte) bool {

@@ -37,6 +37,7 @@ type Options struct {
 	// meta.UnsafeGuessKindToResource (Ingress → ingresses).
 	Resolver ResourceResolver
 	// Warn receives a message for each object that no rule matched; nil drops them.
+	// Strict mode never warns.
 	Warn func(msg string)
 	// ProgramTimeout bounds each run of a program (one rule, one direction,
 	// one object), so that a rule that loops fails with a
@@ -49,6 +50,17 @@ type Options struct {
 	// none and the function is told why. Nil fails the conversion with a
 	// *ConversionDataError instead (what mvpctl convert reports).
 	InvalidConversionData func(*ConversionDataError)
+	// Strict makes Convert fail with an *UnconvertedError on an object that
+	// the target concerns (its group, or a group the rules connect its
+	// resource to) but that no rule converts there, and leave objects the
+	// target does not concern untouched without a warning. Off, both are
+	// left unchanged with a warning: the proxy converts only what a rule
+	// leads to. A CLI that must not ship an old version sets it.
+	Strict bool
+	// KeepGoing makes Convert leave what it fails on as it was: a failed
+	// object is not modified, and a failed list item stays as it was while
+	// the others convert, Convert returning the list with an *ItemsError.
+	KeepGoing bool
 }
 
 // DefaultProgramTimeout is the default [Options.ProgramTimeout]: far above
@@ -165,6 +177,53 @@ func (e *NoPathError) Error() string {
 	return fmt.Sprintf("no rules convert %s from %s to %s", e.Resource, e.From, e.To)
 }
 
+// UnconvertedError is an object that has to change to reach the target
+// group/version but that no rule converts (Options.Strict).
+type UnconvertedError struct {
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+	Resource  string
+	To        schema.GroupVersion
+	// Err is the *NoPathError when rules exist for the resource but none
+	// leads to To; nil when no rule mentions the resource.
+	Err error
+}
+
+func (e *UnconvertedError) Error() string {
+	obj := e.Name
+	if e.Namespace != "" {
+		obj = e.Namespace + "/" + e.Name
+	}
+	if obj == "" {
+		obj = "<unnamed>"
+	}
+	gr := schema.GroupResource{Group: e.GVK.Group, Resource: e.Resource}
+	return fmt.Sprintf("%s %s (%s): no rule converts %s from %s to %s", e.GVK.Kind, obj, e.GVK.GroupVersion(), gr, e.GVK.GroupVersion(), e.To)
+}
+
+func (e *UnconvertedError) Unwrap() error { return e.Err }
+
+// ItemsError lists the items of a list that failed to convert
+// (Options.KeepGoing); the others were converted.
+type ItemsError struct {
+	Items []ItemError
+}
+
+// ItemError is one failed item of a list.
+type ItemError struct {
+	Index int
+	Err   error
+}
+
+func (e *ItemsError) Error() string {
+	msgs := make([]string, len(e.Items))
+	for i, it := range e.Items {
+		msgs[i] = fmt.Sprintf("items[%d]: %v", it.Index, it.Err)
+	}
+	return strings.Join(msgs, "; ")
+}
+
 // Path returns the programs that convert objects of a kind from one
 // group/version to another, shortest first; nil and no error when from ==
 // to. ok is false when no rule mentions the kind's resource.
@@ -225,8 +284,9 @@ func (c *Converter) resourceFor(gvk schema.GroupVersionKind) (string, bool) {
 
 // Convert converts one object, a list (every item) or a watch event
 // ({"type": ..., "object": ...}) to the target group/version. Objects that
-// no rule mentions come back untouched (with a warning); objects already at
-// the target are untouched. obj is modified in place: the caller must own it.
+// no rule mentions come back untouched (with a warning; Options.Strict
+// decides otherwise); objects already at the target are untouched. obj is
+// modified in place (except with Options.KeepGoing): the caller must own it.
 func (c *Converter) Convert(ctx context.Context, obj map[string]any, to schema.GroupVersion) (map[string]any, error) {
 	switch {
 	case isWatchEvent(obj):
@@ -244,31 +304,22 @@ func (c *Converter) Convert(ctx context.Context, obj map[string]any, to schema.G
 		obj["object"] = out
 		return obj, nil
 	case isList(obj):
-		items, _ := obj["items"].([]any)
-		for i, it := range items {
-			m, ok := it.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("items[%d] is not an object", i)
-			}
-			out, err := c.Convert(ctx, m, to)
-			if err != nil {
-				return nil, fmt.Errorf("items[%d]: %w", i, err)
-			}
-			items[i] = out
-		}
-		if gv, err := schema.ParseGroupVersion(stringField(obj, "apiVersion")); err == nil && gv.Group != "" || stringField(obj, "kind") != "List" {
-			// A typed list (IngressList) moves with its items; a v1 List stays.
-			if _, _, ok, _ := c.Path(listItemGVK(obj), to); ok {
-				obj["apiVersion"] = to.String()
-			}
-		}
-		return obj, nil
+		return c.convertList(ctx, obj, to)
 	}
 	gvk, err := objectGVK(obj)
 	if err != nil {
 		return nil, err
 	}
 	progs, resource, ok, err := c.Path(gvk, to)
+	if c.opts.Strict {
+		if gvk.GroupVersion() == to || !c.concerns(gvk.Group, resource, to) {
+			return obj, nil
+		}
+		if !ok || err != nil {
+			ns, name := objectNamespaceName(obj)
+			return nil, &UnconvertedError{GVK: gvk, Namespace: ns, Name: name, Resource: resource, To: to, Err: err}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -288,6 +339,9 @@ func (c *Converter) Convert(ctx context.Context, obj map[string]any, to schema.G
 func (c *Converter) convertObject(ctx context.Context, obj map[string]any, gvk schema.GroupVersionKind, resource string, progs []*rules.Program) (map[string]any, error) {
 	if len(progs) == 0 {
 		return obj, nil // already at the target
+	}
+	if c.opts.KeepGoing {
+		obj = rules.DeepCopyJSON(obj).(map[string]any) // a failure leaves the caller's object as it was
 	}
 	raw, hasData := conversionData(obj)
 	var data map[string]any
@@ -346,6 +400,54 @@ func (c *Converter) runPath(ctx context.Context, obj, data map[string]any, gvk s
 		}
 	}
 	return obj, nil
+}
+
+// convertList converts every item of a list; with KeepGoing, failed items
+// stay as they were and the others convert.
+func (c *Converter) convertList(ctx context.Context, obj map[string]any, to schema.GroupVersion) (map[string]any, error) {
+	items, _ := obj["items"].([]any)
+	var failed []ItemError
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			err := fmt.Errorf("not an object (%s)", rules.TypeName(it))
+			if !c.opts.KeepGoing {
+				return nil, fmt.Errorf("items[%d]: %w", i, err)
+			}
+			failed = append(failed, ItemError{Index: i, Err: err})
+			continue
+		}
+		out, err := c.Convert(ctx, m, to)
+		if err != nil {
+			if !c.opts.KeepGoing {
+				return nil, fmt.Errorf("items[%d]: %w", i, err)
+			}
+			failed = append(failed, ItemError{Index: i, Err: err})
+			continue
+		}
+		items[i] = out
+	}
+	if failed != nil {
+		return obj, &ItemsError{Items: failed}
+	}
+	if gv, err := schema.ParseGroupVersion(stringField(obj, "apiVersion")); err == nil && gv.Group != "" || stringField(obj, "kind") != "List" {
+		// A typed list (IngressList) moves with its items; a v1 List stays.
+		if _, _, ok, err := c.Path(listItemGVK(obj), to); ok && err == nil {
+			obj["apiVersion"] = to.String()
+		}
+	}
+	return obj, nil
+}
+
+// concerns says whether converting to the target may have to change an
+// object of a group and resource: it is in the target's group, or rules
+// for its resource exist in both groups (extensions → networking.k8s.io).
+func (c *Converter) concerns(group, resource string, to schema.GroupVersion) bool {
+	if group == to.Group {
+		return true
+	}
+	return c.resources[schema.GroupResource{Group: group, Resource: resource}] &&
+		c.resources[schema.GroupResource{Group: to.Group, Resource: resource}]
 }
 
 // run executes one program with the configured executor, within

@@ -250,7 +250,7 @@ func lowerTransformation(t *Transformation, i int) ([]Op, error) {
 			return []Op{op}, nil
 		}
 		conv := Op{Kind: OpValue, Key: key + "t", Index: i, Path: op.Target, When: t.When, WhenCode: op.WhenCode,
-			F: Fn{Kind: FnConvert, Type: t.Type}, R: identity, Describe: fmt.Sprintf("convert %s to %s", t.TargetPath, t.Type)}
+			F: Fn{Kind: FnConvert, Type: t.Type}, R: identity, Describe: fmt.Sprintf("convert %s, renamed from %s, to %s", t.TargetPath, t.Path, t.Type)}
 		return []Op{op, conv}, nil
 	case ActionModify:
 		var pairs [][2]any

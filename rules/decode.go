@@ -531,6 +531,10 @@ func (dc *decoder) decodeSlice(n *yaml.Node, v reflect.Value, fld *field.Path, k
 	if isNull(n) {
 		return
 	}
+	if n.Kind == yaml.MappingNode && v.Type() == valuePairsType {
+		dc.decodeValueMap(n, v, fld, key)
+		return
+	}
 	if n.Kind != yaml.SequenceNode {
 		dc.fail(n, field.Invalid(fld, describe(n), "must be a list").WithOrigin(OriginWrongType))
 		return
@@ -577,6 +581,39 @@ func (dc *decoder) decodeString(n *yaml.Node, v reflect.Value, fld *field.Path) 
 		return
 	}
 	v.SetString(n.Value)
+}
+
+var valuePairsType = reflect.TypeOf([]ValuePair(nil))
+
+// decodeValueMap reads a valueMap written as a mapping ({S: small, M:
+// medium}), the form people write first, as the list of {from, to} pairs it
+// stands for, in order. Its keys are string from-values; other from-values
+// need the list form.
+func (dc *decoder) decodeValueMap(n *yaml.Node, v reflect.Value, fld *field.Path, key string) {
+	pairs := make([]ValuePair, 0, len(n.Content)/2)
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		idx := len(pairs)
+		child, childKey := fld.Index(idx), key+"["+strconv.Itoa(idx)+"]"
+		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
+			dc.fail(k, field.Invalid(child.Child("from"), describe(k), "a key of a valueMap mapping is a string; write other values as a list of {from, to}").WithOrigin(OriginWrongType))
+			continue
+		}
+		if seen[k.Value] {
+			dc.fail(k, field.Duplicate(fld.Key(k.Value), k.Value).WithOrigin(OriginDuplicateKey))
+			continue
+		}
+		seen[k.Value] = true
+		at := pos{k.Line, k.Column}
+		dc.doc.values[childKey], dc.doc.values[childKey+".from"] = at, at
+		dc.doc.keys[childKey+".from"], dc.doc.keys[childKey+".to"] = at, at
+		dc.doc.styles[childKey+".from"] = k.Style
+		pair := ValuePair{From: &Value{V: k.Value}}
+		dc.decode(val, reflect.ValueOf(&pair.To).Elem(), child.Child("to"), childKey+".to")
+		pairs = append(pairs, pair)
+	}
+	v.Set(reflect.ValueOf(pairs))
 }
 
 func fldOrRoot(f *field.Path) *field.Path {

@@ -141,7 +141,8 @@ type Transformation struct {
 	// ReplaceValue is the ToVersion value that modify writes for MatchValue.
 	ReplaceValue *Value `json:"replaceValue,omitempty"`
 	// ValueMap lists several from → to pairs for modify; the first pair
-	// matching a value wins in each direction.
+	// matching a value wins in each direction. A file may also write it as a
+	// mapping from string values to their replacements ({S: small}).
 	ValueMap []ValuePair `json:"valueMap,omitempty"`
 	// DefaultValue is what ensureFieldExistence writes where Path is absent.
 	DefaultValue *Value `json:"defaultValue,omitempty"`

@@ -24,11 +24,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
@@ -73,6 +75,9 @@ func RunFile(ctx context.Context, file string, update bool) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCase(ar); err != nil {
+		return nil, err
+	}
 	res := &Result{Name: strings.TrimSuffix(filepath.Base(file), ".txtar")}
 	got, checks := Run(ctx, ar)
 	res.Failures = append(res.Failures, checks...)
@@ -103,6 +108,20 @@ func RunFile(ctx context.Context, file string, update bool) (*Result, error) {
 		res.Updated = true
 	}
 	return res, nil
+}
+
+// checkCase rejects a file that is not a case (any file parses as a txtar
+// archive): it would fail with a diff, or be rewritten by update.
+func checkCase(ar *txtar.Archive) error {
+	if bytes.IndexByte(ar.Comment, 0) >= 0 || !utf8.Valid(ar.Comment) {
+		return errors.New("not a conversion case: binary data, not a txtar archive")
+	}
+	for _, f := range ar.Files {
+		if strings.HasPrefix(f.Name, "rules") && strings.HasSuffix(f.Name, ".yaml") {
+			return nil
+		}
+	}
+	return errors.New("not a conversion case: no -- rules.yaml -- section")
 }
 
 func sortedNames(a, b map[string]string) []string {

@@ -12,12 +12,16 @@ import (
 func (p *Proxy) poll(ctx context.Context, b *backend) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	reported := "" // the not-ready reason last logged
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
 		case <-b.wake:
+			// A request that could not reach the backend took it out of
+			// rotation: say why before probing.
+			reported = p.reportNotReady(b, reported)
 			// Several failed requests wake the poller at once; one probe
 			// answers them all.
 			select {
@@ -27,6 +31,7 @@ func (p *Proxy) poll(ctx context.Context, b *backend) {
 			}
 		}
 		p.probe(ctx, b)
+		reported = p.reportNotReady(b, reported)
 		next := p.opts.HealthInterval
 		if !b.snapshot().ready {
 			next /= 4
@@ -39,6 +44,27 @@ func (p *Proxy) poll(ctx context.Context, b *backend) {
 		}
 		timer.Reset(next)
 	}
+}
+
+// reportNotReady logs, at warn, a backend that is not ready, each time the
+// reason changes (the first probe's included): clients get 503s, and the
+// log is where an operator looks for why (a refused connection, a
+// certificate that does not verify, the HTTP status of /readyz). It returns
+// the reason now reported, empty while the backend is ready.
+func (p *Proxy) reportNotReady(b *backend, reported string) string {
+	st := b.snapshot()
+	if st.ready {
+		return ""
+	}
+	if st.lastError == reported {
+		return reported
+	}
+	ver := ""
+	if st.versionInfo != nil {
+		ver = st.versionInfo.GitVersion
+	}
+	p.log.Warn("backend not ready", "backend", b.name, "version", ver, "reason", st.lastError)
+	return st.lastError
 }
 
 // probe checks /readyz and /version and reads discovery when the backend
@@ -112,8 +138,6 @@ func (p *Proxy) publish(b *backend, old, next *backendState) {
 		}
 		if next.ready {
 			p.log.Info("backend ready", "backend", b.name, "version", ver, "aggregatedDiscovery", next.caps != nil && next.caps.aggregated)
-		} else {
-			p.log.Info("backend not ready", "backend", b.name, "version", ver, "reason", next.lastError)
 		}
 	}
 	if next.caps != old.caps {

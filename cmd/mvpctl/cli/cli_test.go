@@ -133,10 +133,6 @@ func TestConvert_NothingWrittenUnlessAllConverted(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	code, out, _ = run(t, twoObjects, "convert", "-f", "-", "--rules", rules, "--output-version", "myapps.example.com/v1beta1", "--continue-on-error", "-o", "json")
-	if code != 1 || !strings.Contains(out, `"legacyTimeout": 30`) || strings.Contains(out, "thirty") {
-		t.Errorf("--continue-on-error: exit %d, output:\n%s", code, out)
-	}
 }
 
 // TestConvert_LoopingRuleFails: a rule that never ends is a one-line error

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,8 +11,9 @@ import (
 )
 
 type compileOptions struct {
-	Direction string // forward, reverse or both
-	Rule      string // a rule ID to print; empty prints all
+	Direction string   // forward, reverse or both
+	Rule      string   // a rule ID to print; empty prints all
+	Rules     []string // rules files or directories, besides the arguments
 }
 
 func newCompileCmd() *cobra.Command {
@@ -20,22 +22,39 @@ func newCompileCmd() *cobra.Command {
 		Use:   "compile RULES...",
 		Short: "Print the jq programs that TransformationRules compile to",
 		Long: `Print the jq program of every migration rule, per direction. These are the
-programs mvpctl runs (the native executor is proven equivalent to them), and
-they can be replayed with jq or gojq:
+programs mvpctl runs (the native executor is proven equivalent to them).
+
+They replay exactly with jq 1.7 or later, or gojq. jq 1.6 and earlier read
+numbers as 64-bit floats and round integers beyond 2^53, such as
+metadata.generation 9223372036854775807:
 
   mvpctl compile --rule ID --direction forward rules.yaml > fwd.jq
-  gojq -f fwd.jq object.json`,
-		Args: cobra.MinimumNArgs(1),
+  gojq -f fwd.jq object.json
+
+Rules files and directories are the arguments, or --rules.`,
+		Example: `  mvpctl compile rules.yaml
+  mvpctl compile --rules rules/ --rule 'ingresses.networking.k8s.io/v1beta1->v1' --direction reverse`,
+		ValidArgsFunction: completeRulesFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCompile(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, opts)
+			return runCompile(cmd.OutOrStdout(), cmd.ErrOrStderr(), append(opts.Rules, args...), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Direction, "direction", "both", "forward, reverse or both")
-	cmd.Flags().StringVar(&opts.Rule, "rule", "", "only the rule with this ID (resource.group/from->to)")
+	f := cmd.Flags()
+	f.StringVar(&opts.Direction, "direction", "both", "forward, reverse or both")
+	f.StringVar(&opts.Rule, "rule", "", "only the rule with this ID (resource.group/from->to)")
+	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable), as well as the arguments")
+	markFilenameFlags(cmd, "rules")
+	registerCompletion(cmd, "direction", completeWords("both", "forward", "reverse"))
+	registerCompletion(cmd, "rule", func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		return ruleIDs(append(opts.Rules, args...)), cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
 
 func runCompile(stdout, stderr io.Writer, paths []string, opts compileOptions) error {
+	if len(paths) == 0 {
+		return usageErrorf("compile needs rules: give TransformationRules files or directories as arguments or with --rules")
+	}
 	var dirs []rules.Direction
 	switch opts.Direction {
 	case "both":
@@ -55,8 +74,10 @@ func runCompile(stdout, stderr io.Writer, paths []string, opts compileOptions) e
 	if err != nil {
 		return rulesError(stderr, err)
 	}
+	var ids []string
 	n := 0
 	for _, c := range compiled {
+		ids = append(ids, c.Rule.ID())
 		if opts.Rule != "" && c.Rule.ID() != opts.Rule {
 			continue
 		}
@@ -68,8 +89,8 @@ func runCompile(stdout, stderr io.Writer, paths []string, opts compileOptions) e
 			n++
 		}
 	}
-	if n == 0 {
-		return usageErrorf("no rule with ID %q", opts.Rule)
+	if n == 0 && opts.Rule != "" {
+		return usageErrorf("--rule %q: no rule has this ID; the rules are: %s", opts.Rule, strings.Join(ids, ", "))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,13 +18,15 @@ import (
 )
 
 type convertOptions struct {
-	Files           []string // manifests: files, directories or - for stdin
-	Rules           []string // rules files or directories
-	OutputVersion   string   // group/version to convert to
-	Output          string   // yaml or json
-	ContinueOnError bool     // write what converted even if some documents failed
-	Engine          string   // native or jq
-	ProgramTimeout  time.Duration
+	Files            []string      // manifests: files, directories or - for stdin
+	Rules            []string      // rules files or directories
+	OutputVersion    string        // group/version to convert to
+	Output           string        // yaml, json, name or a template (jsonpath=...)
+	ContinueOnError  bool          // write every object even if some failed
+	AllowUnconverted bool          // objects no rule converts are a warning, not a failure
+	Quiet            bool          // no per-object warnings
+	Engine           string        // native or jq
+	ProgramTimeout   time.Duration // longest run of one rule's program on one object
 }
 
 func newConvertCmd() *cobra.Command {
@@ -35,23 +38,39 @@ func newConvertCmd() *cobra.Command {
 kubectl convert, for built-in kinds and custom resources alike.
 
 Input is YAML (several documents separated by ---) or JSON, including List
-kinds. Objects that no rule converts are written unchanged with a warning.
-Output is written only when every document converted, unless
---continue-on-error is set.`,
+kinds. Objects of the --output-version's group (or of a group the rules
+connect to it, such as extensions to networking.k8s.io) are converted;
+objects of other groups are written untouched. An object of that group that
+no rule converts is a failure, unless --allow-unconverted writes it
+unchanged with a warning.
+
+Output is written only when every object converted; --continue-on-error
+writes every object, converted or unchanged, and names each failure on
+standard error. Either way the exit status is 1 when an object failed.`,
 		Example: `  mvpctl convert -f ingress.yaml --rules rules/ --output-version networking.k8s.io/v1
-  kubectl get ingress -o yaml | mvpctl convert -f - --rules rules.yaml --output-version networking.k8s.io/v1beta1`,
+  kubectl get ingress -o yaml | mvpctl convert -f - --rules rules.yaml --output-version networking.k8s.io/v1beta1
+  mvpctl convert -f manifests/ --rules rules/ --output-version apps/v1 -o name`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runConvert(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
 		},
 	}
-	cmd.Flags().StringSliceVarP(&opts.Files, "filename", "f", nil, "manifest file, directory or - for standard input (repeatable)")
-	cmd.Flags().StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable)")
-	cmd.Flags().StringVar(&opts.OutputVersion, "output-version", "", "group/version to convert to, e.g. networking.k8s.io/v1 or v1")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "yaml", "output format: yaml or json")
-	cmd.Flags().BoolVar(&opts.ContinueOnError, "continue-on-error", false, "write the documents that converted even when others failed (exit code stays 1)")
-	cmd.Flags().StringVar(&opts.Engine, "engine", "native", "executor: native (fast) or jq (the generated jq programs)")
-	cmd.Flags().DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object (a rule that loops fails)")
+	f := cmd.Flags()
+	f.StringSliceVarP(&opts.Files, "filename", "f", nil, "manifest file, directory or - for standard input (repeatable)")
+	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable)")
+	f.StringVar(&opts.OutputVersion, "output-version", "", "group/version to convert to, e.g. networking.k8s.io/v1 or v1")
+	f.StringVarP(&opts.Output, "output", "o", "yaml", "output format: "+outputFormatsHelp)
+	f.BoolVar(&opts.ContinueOnError, "continue-on-error", false, "write every object, converted or unchanged, even when some failed (the exit status stays 1)")
+	f.BoolVar(&opts.AllowUnconverted, "allow-unconverted", false, "write objects of the target group that no rule converts unchanged, with a warning, instead of failing")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no per-object warnings")
+	f.StringVar(&opts.Engine, "engine", "native", "executor: native (fast) or jq (the generated jq programs)")
+	f.DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object (a rule that loops fails)")
+	markFilenameFlags(cmd, "filename", "rules")
+	registerCompletion(cmd, "output", completeWords(objectOutputFormats()...))
+	registerCompletion(cmd, "engine", completeWords("native", "jq"))
+	registerCompletion(cmd, "output-version", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return ruleVersions(opts.Rules), cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
 
@@ -69,8 +88,9 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if err != nil || to.Version == "" {
 		return usageErrorf("--output-version %q: want GROUP/VERSION or VERSION for the core group", opts.OutputVersion)
 	}
-	if opts.Output != "yaml" && opts.Output != "json" {
-		return usageErrorf("--output %q: want yaml or json", opts.Output)
+	printer, err := newObjectPrinter(opts.Output)
+	if err != nil {
+		return err
 	}
 	exec, err := parseEngine(opts.Engine)
 	if err != nil {
@@ -79,8 +99,7 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if opts.ProgramTimeout <= 0 {
 		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
 	}
-	conv, err := engine.Load(engine.Options{Executor: exec, ProgramTimeout: opts.ProgramTimeout,
-		Warn: func(msg string) { fmt.Fprintf(stderr, "warning: %s\n", msg) }}, opts.Rules...)
+	conv, err := engine.Load(engine.Options{Executor: exec, Strict: true, KeepGoing: true, ProgramTimeout: opts.ProgramTimeout}, opts.Rules...)
 	if err != nil {
 		return rulesError(stderr, err)
 	}
@@ -91,38 +110,72 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	var out []map[string]any
-	failed := 0
+	r := convertReport{stderr: stderr, opts: opts}
+	out := make([]map[string]any, 0, len(docs))
 	for _, d := range docs {
-		obj, err := conv.Convert(ctx, d.Object, to)
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %s: %v\n", d.Source, err)
-			failed++
-			continue
-		}
-		out = append(out, obj)
+		out = append(out, r.convert(ctx, conv, d, to))
 	}
-	if failed > 0 && !opts.ContinueOnError {
-		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; nothing written\n", failed, len(docs))
+	if r.failedDocs > 0 && !opts.ContinueOnError {
+		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; nothing written\n", r.failedDocs, len(docs))
 		return &silentError{code: exitFailure}
 	}
 	var buf bytes.Buffer
-	if opts.Output == "json" {
-		err = writeJSON(&buf, out)
-	} else {
-		err = writeYAML(&buf, out)
-	}
-	if err != nil {
+	if err := printer(&buf, out); err != nil {
 		return failure(err)
 	}
 	if _, err := stdout.Write(buf.Bytes()); err != nil {
 		return failure(err)
 	}
-	if failed > 0 {
-		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert\n", failed, len(docs))
+	if r.failedDocs > 0 {
+		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; written unchanged\n", r.failedDocs, len(docs))
 		return &silentError{code: exitFailure}
 	}
 	return nil
+}
+
+// convertReport converts documents and reports, one line each, the objects
+// that did not convert.
+type convertReport struct {
+	stderr     io.Writer
+	opts       convertOptions
+	failedDocs int
+}
+
+// convert returns the document converted, or with what failed unchanged
+// (the converter leaves what it fails on as it was).
+func (r *convertReport) convert(ctx context.Context, conv *engine.Converter, d engine.Document, to schema.GroupVersion) map[string]any {
+	obj, err := conv.Convert(ctx, d.Object, to)
+	if err == nil {
+		return obj
+	}
+	failed := false
+	var items *engine.ItemsError
+	if errors.As(err, &items) {
+		for _, it := range items.Items {
+			failed = r.report(fmt.Sprintf("%s: items[%d]", d.Source, it.Index), it.Err) || failed
+		}
+	} else {
+		failed = r.report(d.Source, err)
+		obj = d.Object
+	}
+	if failed {
+		r.failedDocs++
+	}
+	return obj
+}
+
+// report prints one object's error, or a warning for an unconverted object
+// that --allow-unconverted allows; it says whether the object failed.
+func (r *convertReport) report(source string, err error) bool {
+	var unconverted *engine.UnconvertedError
+	if r.opts.AllowUnconverted && errors.As(err, &unconverted) {
+		if !r.opts.Quiet {
+			fmt.Fprintf(r.stderr, "warning: %s: %v; left unchanged\n", source, err)
+		}
+		return false
+	}
+	fmt.Fprintf(r.stderr, "error: %s: %v\n", source, err)
+	return true
 }
 
 func parseEngine(s string) (engine.Executor, error) {

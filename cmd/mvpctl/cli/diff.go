@@ -21,6 +21,9 @@ type diffOptions struct {
 	Output string
 	// AllVersions also reports still-served, non-preferred versions.
 	AllVersions bool
+	// FailOn is what exits 1: removed (kinds, fields or enum values the
+	// new dump no longer has), changed (any difference); empty: nothing.
+	FailOn string
 }
 
 func newDiffCmd() *cobra.Command {
@@ -35,9 +38,14 @@ including renamed and moved fields with a confidence.
 
 OLD and NEW are each one of: a /openapi/v2 swagger.json, an /openapi/v3
 document or a directory of them, CRD manifests (YAML or JSON), or
-cluster:CONTEXT to read /openapi/v3 through that kubeconfig context.`,
+cluster:CONTEXT to read /openapi/v3 through that kubeconfig context.
+
+Exit status: 0, or 1 when the dumps differ as --fail-on says (removed: a
+kind version, field or enum value of OLD is gone from NEW; changed: any
+difference), as oasdiff breaking --fail-on does; 2 on bad usage or input.`,
 		Example: `  mvpctl diff v1.21/swagger.json v1.22/swagger.json --group networking.k8s.io
-  mvpctl diff cluster:old cluster:new -o markdown`,
+  mvpctl diff cluster:old cluster:new -o markdown
+  mvpctl diff old.json new.json --fail-on removed   # in CI: exit 1 on a removal`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiff(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], opts)
@@ -47,7 +55,18 @@ cluster:CONTEXT to read /openapi/v3 through that kubeconfig context.`,
 	cmd.Flags().StringVar(&opts.Kind, "kind", "", "only this kind")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().BoolVar(&opts.AllVersions, "all-versions", false, "also pair still-served versions that are not preferred with the preferred one")
+	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 1 when the dumps differ: removed (kinds, fields or enum values gone) or changed (any difference)")
+	registerCompletion(cmd, "output", completeWords(reportFormats()...))
+	registerCompletion(cmd, "fail-on", completeWords("removed", "changed"))
 	return cmd
+}
+
+func reportFormats() []string {
+	out := make([]string, len(schemadiff.ReportFormats))
+	for i, f := range schemadiff.ReportFormats {
+		out[i] = string(f)
+	}
+	return out
 }
 
 func runDiff(ctx context.Context, out io.Writer, oldSrc, newSrc string, opts diffOptions) error {
@@ -55,11 +74,45 @@ func runDiff(ctx context.Context, out io.Writer, oldSrc, newSrc string, opts dif
 	if err != nil {
 		return err
 	}
+	switch opts.FailOn {
+	case "", "removed", "changed":
+	default:
+		return usageErrorf("--fail-on %q: want removed or changed", opts.FailOn)
+	}
 	report, err := loadAndDiff(ctx, oldSrc, newSrc, schemadiff.Options{Group: opts.Group, Kind: opts.Kind, AllVersions: opts.AllVersions})
 	if err != nil {
 		return err
 	}
-	return schemadiff.WriteReport(out, report, format)
+	if err := schemadiff.WriteReport(out, report, format); err != nil {
+		return failure(err)
+	}
+	kinds, fields := removals(report)
+	switch {
+	case opts.FailOn == "removed" && kinds+fields > 0:
+		return failure(fmt.Errorf("--fail-on removed: %d kind versions and %d fields or enum values removed", kinds, fields))
+	case opts.FailOn == "changed" && !report.Empty():
+		return failure(fmt.Errorf("--fail-on changed: the dumps differ"))
+	}
+	return nil
+}
+
+// removals counts what a client of the old dump loses: kind versions the
+// new dump no longer serves, and fields and enum values a migration's
+// target version does not have.
+func removals(r *schemadiff.Report) (kinds, fields int) {
+	kinds = len(r.Kinds.Deleted)
+	for _, m := range r.Migrations {
+		if m.Schema == nil {
+			continue
+		}
+		fields += len(m.Schema.Deleted)
+		for _, f := range m.Schema.Modified {
+			if f.Enum != nil {
+				fields += len(f.Enum.Deleted)
+			}
+		}
+	}
+	return kinds, fields
 }
 
 func reportFormat(s string) (schemadiff.ReportFormat, error) {

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -33,6 +36,8 @@ type lintOptions struct {
 	Examples string
 	// Disable lists check IDs to leave out.
 	Disable []string
+	// Rules are rules files or directories besides the arguments.
+	Rules []string
 }
 
 // lintDocsURI is where each check is documented, per ID anchor.
@@ -51,13 +56,16 @@ with --samples or --examples every rule is run forward and back on objects,
 with both executors.
 
 Exit status: 0 when no finding is at or above --fail-on, 1 when some are,
-2 on bad usage or unreadable input. Every check is listed in docs/lint.md.`,
+2 on bad usage or unreadable input. Every check is listed in docs/lint.md.
+
+Rules files and directories are the arguments (- for standard input), or
+--rules.`,
 		Example: `  mvpctl lint rules/
   mvpctl lint rules.yaml --from-schema v1.21/swagger.json --to-schema v1.22/swagger.json --samples 100
   mvpctl lint -o github --fail-on warning rules/`,
-		Args: cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeRulesFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLint(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), args, opts)
+			return runLint(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), append(opts.Rules, args...), opts)
 		},
 	}
 	f := cmd.Flags()
@@ -69,7 +77,31 @@ Exit status: 0 when no finding is at or above --fail-on, 1 when some are,
 	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the sample generator")
 	f.StringVar(&opts.Examples, "examples", "", "directory of example objects (YAML or JSON) to check the round trips with")
 	f.StringSliceVar(&opts.Disable, "disable", nil, "check IDs not to report (comma-separated)")
+	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable), as well as the arguments")
+	markFilenameFlags(cmd, "rules", "from-schema", "to-schema")
+	registerCompletion(cmd, "output", completeWords(lintFormats()...))
+	registerCompletion(cmd, "fail-on", completeWords("error", "warning"))
+	registerCompletion(cmd, "disable", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return lintCheckIDs(), cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
+}
+
+func lintFormats() []string {
+	out := make([]string, len(lint.Formats))
+	for i, f := range lint.Formats {
+		out[i] = string(f)
+	}
+	return out
+}
+
+func lintCheckIDs() []string {
+	ids := make([]string, 0, len(lint.Checks))
+	for id := range lint.Checks {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
 }
 
 func runLint(ctx context.Context, stdin io.Reader, stdout io.Writer, args []string, opts lintOptions) error {
@@ -101,9 +133,17 @@ func runLint(ctx context.Context, stdin io.Reader, stdout io.Writer, args []stri
 			return usageErrorf("--disable: unknown check %q (see docs/lint.md)", id)
 		}
 	}
+	if len(args) == 0 {
+		return usageErrorf("lint needs rules: give TransformationRules files or directories (- for standard input) as arguments or with --rules")
+	}
 	sources, err := rules.ReadSources(stdin, args...)
 	if err != nil {
 		return inputError(err)
+	}
+	for _, src := range sources {
+		if err := checkText(src.Name, src.Data); err != nil {
+			return inputError(err)
+		}
 	}
 	lo := lint.Options{Samples: opts.Samples, Seed: opts.Seed, Disable: opts.Disable}
 	if lo.From, lo.To, err = loadSchemas(ctx, opts.FromSchema, opts.ToSchema); err != nil {
@@ -123,6 +163,15 @@ func runLint(ctx context.Context, stdin io.Reader, stdout io.Writer, args []stri
 	}
 	if res.Count(failOn) > 0 {
 		return &silentError{code: exitFailure}
+	}
+	return nil
+}
+
+// checkText rejects binary data where YAML or JSON text is expected: it is
+// not a file with problems to report, but the wrong file.
+func checkText(name string, data []byte) error {
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return fmt.Errorf("%s: binary data, not a YAML or JSON rules file", name)
 	}
 	return nil
 }

@@ -536,7 +536,15 @@ func writeProxyKubeconfig(opts proxyOptions, srv *proxy.Server, auth *clientcmda
 	cfg.AuthInfos["mvpctl-proxy"] = auth
 	cfg.Contexts["mvpctl-proxy"] = &clientcmdapi.Context{Cluster: "mvpctl-proxy", AuthInfo: "mvpctl-proxy"}
 	cfg.CurrentContext = "mvpctl-proxy"
-	return clientcmd.WriteToFile(*cfg, opts.WriteKubeconfig)
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(opts.WriteKubeconfig), 0o755); err != nil {
+		return err
+	}
+	// Clients and scripts wait for the file to appear: it must appear whole.
+	return writeFileAtomic(opts.WriteKubeconfig, data, 0o600)
 }
 
 // loadOpenAPIV3 reads OpenAPI v3 documents, one group/version each, keyed

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -84,16 +85,22 @@ type proxyRun struct {
 
 func startProxyCmd(t *testing.T, args ...string) *proxyRun {
 	t.Helper()
+	return startProxyCmdWriting(t, filepath.Join(t.TempDir(), "proxy.kubeconfig"), args...)
+}
+
+// startProxyCmdWriting is startProxyCmd with the path of the kubeconfig.
+func startProxyCmdWriting(t *testing.T, kubeconfig string, args ...string) *proxyRun {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	run := &proxyRun{stderr: &lockedBuffer{}, kubeconfig: filepath.Join(t.TempDir(), "proxy.kubeconfig")}
+	run := &proxyRun{stderr: &lockedBuffer{}, kubeconfig: kubeconfig}
 	ctx, cancel := context.WithCancel(context.Background())
 	run.cancel = cancel
-	root := newRootCmd("mvpctl")
+	root := newRootCmd("mvpctl", "mvpctl")
 	root.SetArgs(append([]string{"proxy", "--listen", addr, "--write-kubeconfig", run.kubeconfig}, args...))
 	root.SetOut(io.Discard)
 	root.SetErr(run.stderr)
@@ -113,18 +120,17 @@ func startProxyCmd(t *testing.T, args ...string) *proxyRun {
 	return run
 }
 
-// client waits for the proxy's kubeconfig (written once it listens) and
-// returns the proxy's URL, a transport that trusts its certificate, and the
-// kubeconfig user's bearer token.
+// client waits for the proxy's kubeconfig (written whole, by a rename, once
+// it listens) and returns the proxy's URL, a transport that trusts its
+// certificate, and the kubeconfig user's bearer token.
 func (r *proxyRun) client(t *testing.T) (host string, tr http.RoundTripper, token string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(r.kubeconfig); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no kubeconfig written; stderr: %s", r.stderr)
-		}
+	err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, err := os.Stat(r.kubeconfig)
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no kubeconfig written: %v; stderr: %s", err, r.stderr)
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", r.kubeconfig)
 	if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 func TestProxyCmd_UsageErrors(t *testing.T) {
@@ -128,5 +131,44 @@ func TestLoadOpenAPIV3(t *testing.T) {
 	bad := write("swagger.txt", `{"swagger":"2.0"}`)
 	if _, err := loadOpenAPIV3([]string{bad}); err == nil || !strings.Contains(err.Error(), "swagger.txt") {
 		t.Errorf("a v2 document: %v", err)
+	}
+}
+
+// TestProxyCmd_WritesKubeconfigAtomically: --write-kubeconfig replaces the
+// file by a rename, so a client or script that reads it as soon as it
+// exists never sees a part of it: a hard link to the file it replaced
+// keeps the old contents, which writing in place would overwrite.
+func TestProxyCmd_WritesKubeconfigAtomically(t *testing.T) {
+	dir := t.TempDir()
+	path, link := filepath.Join(dir, "proxy.kubeconfig"), filepath.Join(dir, "old.kubeconfig")
+	const old = "# the previous kubeconfig\n"
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, link); err != nil {
+		t.Fatal(err)
+	}
+	backend := configMapBackend(t, nil)
+	run := startProxyCmdWriting(t, path, "--kubeconfig", backendKubeconfig(t, backend, "client-token"))
+	// The proxy writes the kubeconfig before it says it serves.
+	err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(run.stderr.String(), "serving the Kubernetes API"), nil
+	})
+	if err != nil {
+		t.Fatalf("the proxy did not start: %v; stderr: %s", err, run.stderr)
+	}
+	if data, err := os.ReadFile(link); err != nil || string(data) != old {
+		t.Errorf("the replaced file was written in place: it now holds %q (%v)", data, err)
+	}
+	host, _, token := run.client(t)
+	if !strings.HasPrefix(host, "https://127.0.0.1:") || token != "client-token" {
+		t.Errorf("written kubeconfig: server %q, token %q", host, token)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("kubeconfig mode %v (%v), want 0600: it holds credentials", info.Mode(), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".proxy.kubeconfig.tmp-*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

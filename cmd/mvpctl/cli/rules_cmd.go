@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"sort"
@@ -22,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -50,10 +53,38 @@ The objects are cluster-scoped; --namespace is accepted and ignored.`,
 	return cmd
 }
 
-func rulesClient(flags *genericclioptions.ConfigFlags) (dynamic.NamespaceableResourceInterface, error) {
+// clusterConfig is the client configuration of the kubeconfig flags; no
+// kubeconfig at all (client-go would fall back to localhost:8080) is a
+// usage error.
+func clusterConfig(flags *genericclioptions.ConfigFlags) (*rest.Config, error) {
+	if noKubeconfig(flags) {
+		return nil, usageErrorf("no cluster: the server could not be found; is the kubeconfig set? (--kubeconfig, KUBECONFIG or ~/.kube/config)")
+	}
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
-		return nil, inputError(err)
+		return nil, inputError(fmt.Errorf("kubeconfig: %w", err))
+	}
+	return cfg, nil
+}
+
+// noKubeconfig says whether the flags name no server: no kubeconfig with a
+// cluster, no --server, and not running in a pod.
+func noKubeconfig(flags *genericclioptions.ConfigFlags) bool {
+	if flags.APIServer != nil && *flags.APIServer != "" {
+		return false
+	}
+	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 {
+		return false
+	}
+	_, err = rest.InClusterConfig()
+	return err != nil
+}
+
+func rulesClient(flags *genericclioptions.ConfigFlags) (dynamic.NamespaceableResourceInterface, error) {
+	cfg, err := clusterConfig(flags)
+	if err != nil {
+		return nil, err
 	}
 	cfg.UserAgent = "mvpctl"
 	c, err := dynamic.NewForConfig(cfg)
@@ -63,9 +94,20 @@ func rulesClient(flags *genericclioptions.ConfigFlags) (dynamic.NamespaceableRes
 	return c.Resource(crd.GroupVersionResource), nil
 }
 
-// clusterError explains the errors users meet most: no CRD, no access.
+// clusterError explains the errors users meet most: a server that cannot
+// be reached (an input error, exit 2, in one line as kubectl says it), no
+// CRD, no access (the cluster's answer, exit 1).
 func clusterError(err error) error {
+	var ue *url.Error
 	switch {
+	case errors.As(err, &ue) && utilnet.IsConnectionRefused(err):
+		host := ue.URL
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			host = u.Host
+		}
+		return usageErrorf("the connection to the server %s was refused; is the kubeconfig's server right?", host)
+	case errors.As(err, &ue):
+		return usageErrorf("unable to connect to the server: %v", ue.Err)
 	case apierrors.IsNotFound(err):
 		return failure(fmt.Errorf("%w (is the CustomResourceDefinition %s installed? kubectl apply -k deploy/crd)", err, crd.Name))
 	}
@@ -74,6 +116,7 @@ func clusterError(err error) error {
 
 type rulesApplyOptions struct {
 	Files          []string
+	Rules          []string // more files, as with --rules in other commands
 	DryRun         string
 	ForceConflicts bool
 }
@@ -87,52 +130,63 @@ func newRulesApplyCmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
 
 Every document is checked as 'mvpctl lint' would; if any fails, nothing is
 applied (exit 2). Then each document is applied with server-side apply
-(field manager mvpctl) as the TransformationRules object of its name.`,
+(field manager mvpctl) as the TransformationRules object of its name.
+
+--dry-run=client checks the files and prints what would be applied without
+reaching the cluster; --dry-run=server has the server validate and admit
+each object without storing it, as kubectl apply does.`,
 		Example: `  mvpctl rules apply -f rules/
-  kubectl mvp rules apply -f upgrade.yaml --dry-run=server`,
+  mvpctl rules apply -f upgrade.yaml --dry-run=server`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRulesApply(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), flags, opts)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&opts.Files, "filename", "f", nil, "rules file or directory (repeatable; - for standard input)")
-	cmd.Flags().StringVar(&opts.DryRun, "dry-run", "none", "none, or server: the server validates and admits but does not store")
+	cmd.Flags().StringArrayVar(&opts.Rules, "rules", nil, "rules file or directory, as -f (repeatable)")
+	cmd.Flags().StringVar(&opts.DryRun, "dry-run", "none", `"none", "client" (check and print, without the cluster) or "server" (the server validates and admits but does not store)`)
 	cmd.Flags().BoolVar(&opts.ForceConflicts, "force-conflicts", false, "take over fields another manager owns")
+	markFilenameFlags(cmd, "filename", "rules")
+	registerCompletion(cmd, "dry-run", completeWords("none", "client", "server"))
 	return cmd
 }
 
 func runRulesApply(ctx context.Context, stdout, stderr io.Writer, flags *genericclioptions.ConfigFlags, opts rulesApplyOptions) error {
-	if len(opts.Files) == 0 {
+	files := append(opts.Files, opts.Rules...)
+	if len(files) == 0 {
 		return usageErrorf("rules apply: give -f FILE or -f DIR")
 	}
 	var dryRun []string
+	suffix := ""
 	switch opts.DryRun {
 	case "none", "":
+	case "client":
+		suffix = " (dry run)"
 	case "server":
-		dryRun = []string{metav1.DryRunAll}
+		dryRun, suffix = []string{metav1.DryRunAll}, " (server dry run)"
 	default:
-		return usageErrorf("--dry-run %q: want none or server", opts.DryRun)
+		return usageErrorf(`--dry-run %q: want "none", "client" or "server"`, opts.DryRun)
 	}
-	rs, err := rules.Load(opts.Files...)
+	rs, err := rules.Load(files...)
 	if err != nil {
 		return rulesError(stderr, err)
 	}
-	client, err := rulesClient(flags)
-	if err != nil {
-		return err
+	var client dynamic.NamespaceableResourceInterface
+	if opts.DryRun != "client" {
+		if client, err = rulesClient(flags); err != nil {
+			return err
+		}
 	}
 	for _, d := range rs.Documents {
 		u, err := ruleObject(d.Rules)
 		if err != nil {
 			return failure(err)
 		}
-		_, err = client.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: fieldManager, Force: opts.ForceConflicts, DryRun: dryRun})
-		if err != nil {
-			return clusterError(fmt.Errorf("%s: %s: %w", d.File, u.GetName(), err))
-		}
-		suffix := ""
-		if dryRun != nil {
-			suffix = " (server dry run)"
+		if client != nil {
+			_, err = client.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: fieldManager, Force: opts.ForceConflicts, DryRun: dryRun})
+			if err != nil {
+				return clusterError(fmt.Errorf("%s: %s: %w", d.File, u.GetName(), err))
+			}
 		}
 		fmt.Fprintf(stdout, "%s/%s applied%s\n", crd.Name, u.GetName(), suffix)
 	}
@@ -168,6 +222,7 @@ func newRulesGetCmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: (empty) for a table, wide, yaml, json or name")
+	registerCompletion(cmd, "output", completeWords("wide", "yaml", "json", "name"))
 	return cmd
 }
 
@@ -406,6 +461,7 @@ writer where no proxy watches the cluster yet.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Files, "rules", nil, "rules file or directory to watch (repeatable)")
+	markFilenameFlags(cmd, "rules")
 	cmd.Flags().BoolVar(&opts.FromCluster, "rules-from-cluster", false, "watch TransformationRules objects in the cluster")
 	cmd.Flags().StringVar(&opts.Host, "host", "", "host named in Events (e.g. the pod name)")
 	return cmd
@@ -433,8 +489,8 @@ func runRulesWatch(ctx context.Context, stdout, stderr io.Writer, flags *generic
 	var cluster *rest.Config
 	if opts.FromCluster {
 		var err error
-		if cluster, err = flags.ToRESTConfig(); err != nil {
-			return inputError(err)
+		if cluster, err = clusterConfig(flags); err != nil {
+			return err
 		}
 	}
 	src, err := startRuleSource(ctx, stderr, sopts, cluster)

@@ -43,13 +43,19 @@ spec:
 	if code, _, _ := run(t, "", "rules", "apply", "--kubeconfig", kc); code != exitUsage {
 		t.Errorf("no -f: exit %d", code)
 	}
-	if code, _, _ := run(t, "", "rules", "apply", "--kubeconfig", kc, "-f", seedRules, "--dry-run", "client"); code != exitUsage {
-		t.Errorf("--dry-run client: exit %d", code)
+	if code, _, _ := run(t, "", "rules", "apply", "--kubeconfig", kc, "-f", seedRules, "--dry-run", "everything"); code != exitUsage {
+		t.Errorf("--dry-run everything: exit %d", code)
 	}
-	// A good file gets as far as the cluster.
+	// A client dry run checks the files and never reaches the cluster.
+	code, out, errOut = run(t, "", "rules", "apply", "--kubeconfig", kc, "-f", seedRules, "--dry-run=client")
+	if code != 0 || !strings.Contains(out, "applied (dry run)") {
+		t.Errorf("--dry-run=client: exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	// A good file gets as far as the cluster, which cannot be reached: the
+	// kubeconfig is wrong (exit 2), in one line.
 	code, _, errOut = run(t, "", "rules", "apply", "--kubeconfig", kc, "-f", seedRules)
-	if code != exitFailure || !strings.Contains(errOut, "127.0.0.1:1") {
-		t.Errorf("unreachable cluster: exit %d, %s", code, errOut)
+	if code != exitUsage || errOut != "mvpctl: the connection to the server 127.0.0.1:1 was refused; is the kubeconfig's server right?\n" {
+		t.Errorf("unreachable cluster: exit %d, %q", code, errOut)
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 // startRuleSource starts watching rules files and, with a cluster config,
 // TransformationRules objects, as `mvpctl proxy` and `mvpctl rules watch`
 // both do. Bad rules files are a usage error (exit 2) with positions on
-// stderr; a cluster that cannot be read is a failure (exit 1).
+// stderr; a cluster that cannot be reached is an input error (exit 2), one
+// that refuses is a failure (exit 1).
 func startRuleSource(ctx context.Context, stderr io.Writer, opts rulesource.Options, cluster *rest.Config) (*rulesource.Source, error) {
 	var hc *http.Client
 	if cluster != nil {
@@ -51,7 +52,7 @@ func startRuleSource(ctx context.Context, stderr io.Writer, opts rulesource.Opti
 		if errors.As(err, &el) || errors.As(err, &pe) || cluster == nil {
 			return nil, rulesError(stderr, err)
 		}
-		return nil, failure(err)
+		return nil, clusterError(err)
 	}
 	if hc != nil {
 		// The connections would otherwise outlive the source (client-go
