@@ -10,15 +10,11 @@ import (
 )
 
 // The committed table must be what go.mod's k8s.io modules (read from the
-// module cache, as the build does) and history.json give: bump k8s.io/api
+// module cache, as the build does) and zz_history.go give: bump k8s.io/api
 // and this fails until `go generate ./rules/builtin` (and, for kinds the new
 // release dropped, `go run ./rules/builtin/gen -history`) is run.
 func TestTable_IsCurrent(t *testing.T) {
 	live, err := liveEntries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	history, err := readHistory("history.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,13 +36,9 @@ func TestTable_IsCurrent(t *testing.T) {
 }
 
 // Every kind the history keeps must be one the live modules no longer have,
-// or history.json was not rewritten after go.mod moved.
+// or zz_history.go was not rewritten after go.mod moved.
 func TestHistory_OnlyKindsGoneFromLiveModules(t *testing.T) {
 	live, err := liveEntries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	history, err := readHistory("history.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +48,7 @@ func TestHistory_OnlyKindsGoneFromLiveModules(t *testing.T) {
 	}
 	for _, e := range history {
 		if inLive[key(e)] {
-			t.Errorf("%s is in history.json (from %s) and in go.mod's modules: run go run ./rules/builtin/gen -history", key(e), e.Source)
+			t.Errorf("%s is in zz_history.go (from %s) and in go.mod's modules: run go run ./rules/builtin/gen -history", key(e), e.Source)
 		}
 	}
 }
@@ -128,7 +120,7 @@ func TestReadPackage(t *testing.T) {
 	want := []entry{
 		{Group: "example.k8s.io", Version: "v1beta1", Kind: "Options", Introduced: release{1, 12}, Deprecated: release{1, 19}, Source: "example@v0.1.0"},
 		{Group: "example.k8s.io", Version: "v1beta1", Kind: "Widget", Introduced: release{1, 10}, Deprecated: release{1, 13}, Removed: release{1, 16},
-			Replacement: &gvkJSON{"example.k8s.io", "v1", "Widget"}, Resource: "widgets", Source: "example@v0.1.0"},
+			Replacement: &kindRef{"example.k8s.io", "v1", "Widget"}, Resource: "widgets", Source: "example@v0.1.0"},
 		{Group: "example.k8s.io", Version: "v1beta1", Kind: "Poke", Introduced: release{1, 11}, Source: "example@v0.1.0"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -155,7 +147,7 @@ func TestReadPackage_Errors(t *testing.T) {
 func TestComplete(t *testing.T) {
 	entries := []entry{
 		// networking.k8s.io/v1beta1 IngressClass names IngressClassList upstream.
-		{Group: "n", Version: "v1beta1", Kind: "IngressClass", Deprecated: release{1, 19}, Replacement: &gvkJSON{"n", "v1", "IngressClassList"}},
+		{Group: "n", Version: "v1beta1", Kind: "IngressClass", Deprecated: release{1, 19}, Replacement: &kindRef{"n", "v1", "IngressClassList"}},
 		{Group: "n", Version: "v1", Kind: "IngressClass"},
 		// events.k8s.io/v1beta1 Event names no replacement; v1 is the one current version.
 		{Group: "e", Version: "v1beta1", Kind: "Event", Deprecated: release{1, 22}},
@@ -171,7 +163,7 @@ func TestComplete(t *testing.T) {
 	if got := entries[0].Replacement.Kind; got != "IngressClass" {
 		t.Errorf("IngressClass replacement kind = %s", got)
 	}
-	if r := entries[2].Replacement; r == nil || *r != (gvkJSON{"e", "v1", "Event"}) || !inferred["e/v1beta1/Event"] {
+	if r := entries[2].Replacement; r == nil || *r != (kindRef{"e", "v1", "Event"}) || !inferred["e/v1beta1/Event"] {
 		t.Errorf("Event replacement = %v, inferred %v", r, inferred)
 	}
 	if entries[4].Replacement != nil || entries[7].Replacement != nil {

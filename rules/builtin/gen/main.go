@@ -5,16 +5,16 @@
 //
 // Two kinds of source feed it:
 //   - the k8s.io modules of go.mod, read from the module cache (no network);
-//   - history.json: what older releases say about kinds that the go.mod
+//   - zz_history.go: what older releases say about kinds that the go.mod
 //     versions no longer have (removed types are deleted from k8s.io/api some
 //     releases after the API is removed), plus modules go.mod does not require.
 //
 // `go generate ./rules/builtin` regenerates the table from both. With
-// -history, history.json is first rewritten from the releases listed in
-// historyReleases, downloaded through the Go module proxy (`go mod download`);
+// -history, zz_history.go is first rewritten from the releases listed in
+// historyAPIReleases, downloaded through the Go module proxy (`go mod download`);
 // run it when go.mod's k8s.io/api moves to a new release, then commit both
 // files. The test of this package checks that the committed table is what
-// the go.mod versions and history.json give, without any download.
+// the go.mod versions and zz_history.go give, without any download.
 package main
 
 import (
@@ -26,10 +26,9 @@ import (
 
 func main() {
 	out := flag.String("o", "zz_generated.lifecycle.go", "output file")
-	historyFile := flag.String("history-file", filepath.Join("gen", "history.json"), "entries of older releases")
-	refresh := flag.Bool("history", false, "rewrite the history file from older releases first (downloads them)")
+	refresh := flag.Bool("history", false, "rewrite gen/"+historyFile+" from older releases first (downloads them)")
 	flag.Parse()
-	if err := run(*out, *historyFile, *refresh); err != nil {
+	if err := run(*out, filepath.Join("gen", historyFile), *refresh); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
@@ -40,20 +39,24 @@ func run(out, historyFile string, refresh bool) error {
 	if err != nil {
 		return err
 	}
+	old := history
 	if refresh {
-		if err := writeHistory(historyFile, live); err != nil {
+		if old, err = refreshHistory(live); err != nil {
 			return err
 		}
-	}
-	history, err := readHistory(historyFile)
-	if err != nil {
-		return err
+		src, err := renderHistory(old)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(historyFile, src, 0o644); err != nil {
+			return err
+		}
 	}
 	newest, err := newestRelease()
 	if err != nil {
 		return err
 	}
-	src, err := render(merge(live, history), newest)
+	src, err := render(merge(live, old), newest)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func complete(entries []entry) (inferred map[string]bool) {
 			}
 		}
 		if len(current) == 1 {
-			e.Replacement = &gvkJSON{Group: current[0].Group, Version: current[0].Version, Kind: current[0].Kind}
+			e.Replacement = &kindRef{Group: current[0].Group, Version: current[0].Version, Kind: current[0].Kind}
 			inferred[key(*e)] = true
 		}
 	}

@@ -52,47 +52,36 @@ var historyAPIReleases = []string{
 
 // entry is one kind's lifecycle, as read from one module release.
 type entry struct {
-	Group       string   `json:"group"`
-	Version     string   `json:"version"`
-	Kind        string   `json:"kind"`
-	Introduced  release  `json:"introduced,omitzero"`
-	Deprecated  release  `json:"deprecated,omitzero"`
-	Removed     release  `json:"removed,omitzero"`
-	Replacement *gvkJSON `json:"replacement,omitempty"`
+	Group       string
+	Version     string
+	Kind        string
+	Introduced  release
+	Deprecated  release
+	Removed     release
+	Replacement *kindRef
 	// Resource is the plural REST resource; empty for kinds client-gen
 	// makes no client for (subresources, options, review payloads).
-	Resource   string `json:"resource,omitempty"`
-	Namespaced bool   `json:"namespaced,omitempty"`
-	Source     string `json:"source"`
+	Resource   string
+	Namespaced bool
+	Source     string
 }
 
-type gvkJSON struct {
-	Group   string `json:"group"`
-	Version string `json:"version"`
-	Kind    string `json:"kind"`
+type kindRef struct {
+	Group   string
+	Version string
+	Kind    string
 }
 
 func (e entry) gvk() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: e.Group, Version: e.Version, Kind: e.Kind}
 }
 
-// release is a Kubernetes major.minor; JSON "1.22".
+// release is a Kubernetes major.minor.
 type release struct{ Major, Minor int }
 
 func (r release) IsZero() bool { return r == release{} }
 
 func (r release) String() string { return fmt.Sprintf("%d.%d", r.Major, r.Minor) }
-
-func (r release) MarshalJSON() ([]byte, error) { return json.Marshal(r.String()) }
-
-func (r *release) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	_, err := fmt.Sscanf(s, "%d.%d", &r.Major, &r.Minor)
-	return err
-}
 
 // goModule runs `go list -m -json` (a module of go.mod: no version, read
 // from the module cache) or `go mod download -json` (module@version, fetched
@@ -365,7 +354,7 @@ func readRelease(ret *ast.ReturnStmt, into *release) error {
 }
 
 // readGVK reads `return schema.GroupVersionKind{Group: "...", Version: "...", Kind: "..."}`.
-func readGVK(ret *ast.ReturnStmt) (*gvkJSON, error) {
+func readGVK(ret *ast.ReturnStmt) (*kindRef, error) {
 	if len(ret.Results) != 1 {
 		return nil, fmt.Errorf("want one result")
 	}
@@ -373,7 +362,7 @@ func readGVK(ret *ast.ReturnStmt) (*gvkJSON, error) {
 	if !ok {
 		return nil, fmt.Errorf("want a GroupVersionKind literal")
 	}
-	var g gvkJSON
+	var g kindRef
 	for _, elt := range lit.Elts {
 		kv, ok := elt.(*ast.KeyValueExpr)
 		if !ok {
@@ -428,19 +417,6 @@ func liveEntries() ([]entry, error) {
 			return nil, err
 		}
 		out = append(out, entries...)
-	}
-	return out, nil
-}
-
-// readHistory reads the committed entries of older releases.
-func readHistory(file string) ([]entry, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	var out []entry
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return out, nil
 }
