@@ -62,7 +62,7 @@ func TestRoundTripAtScale(t *testing.T) {
 		}
 		n = v
 	}
-	files, _ := filepath.Glob("../testdata/rules/*.yaml")
+	files, _ := filepath.Glob("../rules/builtin/*.yaml")
 	files = append(files, "../testdata/examples/seed/mvp-rules.yaml")
 	for _, file := range files {
 		conv, err := engine.Load(engine.Options{}, file)
@@ -77,7 +77,7 @@ func TestRoundTripAtScale(t *testing.T) {
 		for _, c := range conv.Rules() {
 			for _, dir := range []rules.Direction{rules.Forward, rules.Reverse} {
 				prog := c.Program(dir)
-				name := fmt.Sprintf("%s/%s/%s", filepath.Base(file), c.Rule.Resource, dir)
+				name := fmt.Sprintf("%s/%s.%s/%s", filepath.Base(file), c.Rule.Resource, c.Rule.FromVersion, dir)
 				t.Run(name, func(t *testing.T) {
 					g := newObjectGen(name, c, prog, words)
 					var typed, converted, convErrors, diffs int
