@@ -78,6 +78,7 @@ func newRootCmd(name string) *cobra.Command {
 		newVersionCmd(),
 		newCompletionCmd(),
 		newRulesCmd(),
+		newScanCmd(),
 	)
 	return root
 }
