@@ -112,8 +112,8 @@ func scanApplied(ctx context.Context, dc discovery.DiscoveryInterface, md metada
 				continue
 			}
 			gvr := gv.WithResource(r.Name)
-			findings, objects, err := scanResource(ctx, md, gvr, chk, at, seen)
-			c.add(findings, objects, nil)
+			findings, documents, err := scanResource(ctx, md, gvr, chk, at, seen)
+			c.add(findings, documents, nil)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -139,12 +139,12 @@ func canList(r metav1.APIResource) bool {
 // events.k8s.io serve the same objects).
 func scanResource(ctx context.Context, md metadata.Interface, gvr schema.GroupVersionResource, chk checker, at Location, seen map[types.UID]bool) ([]Finding, int, error) {
 	var findings []Finding
-	objects := 0
+	documents := 0
 	opts := metav1.ListOptions{Limit: pageSize}
 	for range maxPages {
 		page, err := md.Resource(gvr).List(ctx, opts)
 		if err != nil {
-			return findings, objects, err
+			return findings, documents, err
 		}
 		for i := range page.Items {
 			item := &page.Items[i]
@@ -156,7 +156,7 @@ func scanResource(ctx context.Context, md metadata.Interface, gvr schema.GroupVe
 			if !ok || len(raw) > maxLastApplied {
 				continue
 			}
-			objects++
+			documents++
 			var applied struct {
 				APIVersion string `json:"apiVersion"`
 				Kind       string `json:"kind"`
@@ -170,11 +170,11 @@ func scanResource(ctx context.Context, md metadata.Interface, gvr schema.GroupVe
 			}
 		}
 		if page.Continue == "" {
-			return findings, objects, nil
+			return findings, documents, nil
 		}
 		opts.Continue = page.Continue
 	}
-	return findings, objects, fmt.Errorf("more than %d pages", maxPages)
+	return findings, documents, fmt.Errorf("more than %d pages", maxPages)
 }
 
 // helmCandidate is one stored revision of a Helm release, not yet decoded.

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -39,8 +40,9 @@ type Result struct {
 	Target builtin.Release
 	// Findings are sorted by location.
 	Findings []Finding
-	// Objects counts the Kubernetes objects checked, Files the files read.
-	Objects, Files int
+	// Documents counts the documents read (a List is one; in a cluster, each
+	// last-applied annotation is one), Files the files read.
+	Documents, Files int
 	// Errors are inputs that could not be read or decoded: the scan is
 	// incomplete.
 	Errors []error
@@ -85,11 +87,11 @@ type collector struct {
 	r  *Result
 }
 
-func (c *collector) add(findings []Finding, objects int, errs []error) {
+func (c *collector) add(findings []Finding, documents int, errs []error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.r.Findings = append(c.r.Findings, findings...)
-	c.r.Objects += objects
+	c.r.Documents += documents
 	c.r.Errors = append(c.r.Errors, errs...)
 }
 
@@ -109,7 +111,7 @@ func Run(ctx context.Context, inputs []string, opts Options) *Result {
 	}
 	res := &Result{Target: opts.Target}
 	c := &collector{r: res}
-	chk := checker{target: opts.Target}
+	chk := newChecker(opts.Target)
 	var files []string
 	for _, in := range inputs {
 		switch {
@@ -117,9 +119,7 @@ func Run(ctx context.Context, inputs []string, opts Options) *Result {
 			scanCluster(ctx, strings.TrimPrefix(in, ClusterPrefix), chk, c)
 		case in == "-":
 			res.Files++
-			if opts.Stdin != nil {
-				c.add(scanStream("<stdin>", opts.Stdin, chk, Location{File: "<stdin>"}))
-			}
+			scanStdin(opts.Stdin, chk, c)
 		default:
 			files = append(files, in)
 		}
@@ -128,6 +128,19 @@ func Run(ctx context.Context, inputs []string, opts Options) *Result {
 	sortFindings(res.Findings)
 	sort.SliceStable(res.Errors, func(i, j int) bool { return res.Errors[i].Error() < res.Errors[j].Error() })
 	return res
+}
+
+// scanStdin scans standard input. Nothing at all there is an error: in
+// `helm template ... | mvpctl scan -f -` it means the command before failed.
+func scanStdin(stdin io.Reader, chk checker, c *collector) {
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	findings, documents, errs := scanStream("<stdin>", stdin, chk, Location{File: "<stdin>"})
+	if documents == 0 && len(errs) == 0 {
+		errs = append(errs, &InputError{Input: "<stdin>", Err: fmt.Errorf("no documents")})
+	}
+	c.add(findings, documents, errs)
 }
 
 // scanPaths scans files and directories with a pool of workers, fed by a
@@ -245,20 +258,28 @@ func scanFile(name string, chk checker) ([]Finding, int, []error) {
 // scanStream checks every object of a stream of documents. at is the
 // location of the stream: its File names the input, and each finding gets
 // the line of its object (or, for a Helm manifest, the template it came
-// from).
-func scanStream(name string, r io.Reader, chk checker, at Location) (findings []Finding, objects int, errs []error) {
+// from). Documents that cannot hold a flagged object are not decoded.
+func scanStream(name string, r io.Reader, chk checker, at Location) (findings []Finding, documents int, errs []error) {
 	sp := newSplitter(r, MaxDocument)
+	defer sp.release()
 	for {
 		doc, err := sp.next()
 		if err == io.EOF {
-			return findings, objects, errs
+			return findings, documents, errs
 		}
 		if tl, ok := err.(*tooLargeError); ok {
 			errs = append(errs, &InputError{Input: name, Line: tl.line, Err: fmt.Errorf("document larger than %d MiB", tl.max>>20)})
 			continue
 		}
 		if err != nil {
-			return findings, objects, append(errs, &InputError{Input: name, Err: err})
+			return findings, documents, append(errs, &InputError{Input: name, Err: err})
+		}
+		if isBlankOrComments(doc.data) {
+			continue
+		}
+		documents++
+		if !decodeAll && !chk.mayFlag(doc.data) {
+			continue
 		}
 		objs, err := decodeObjects(doc)
 		if err != nil {
@@ -270,7 +291,6 @@ func scanStream(name string, r io.Reader, chk checker, at Location) (findings []
 			continue
 		}
 		for _, o := range objs {
-			objects++
 			f, ok := chk.check(o.apiVersion, o.kind)
 			if !ok {
 				continue
@@ -285,4 +305,25 @@ func scanStream(name string, r io.Reader, chk checker, at Location) (findings []
 			findings = append(findings, f)
 		}
 	}
+}
+
+// decodeAll turns off the mayFlag test, for the benchmark that measures
+// what it saves.
+var decodeAll = false
+
+// isBlankOrComments says whether a document holds nothing but blank lines
+// and comments.
+func isBlankOrComments(b []byte) bool {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -126,7 +127,69 @@ func (f Finding) Message(target builtin.Release) string {
 }
 
 // checker decides what a target release says about an apiVersion and kind.
-type checker struct{ target builtin.Release }
+type checker struct {
+	target builtin.Release
+	// groupVersions are the group/version strings of the flagged versions
+	// outside the core group, and coreKinds the flagged kinds of the core
+	// group (whose apiVersion, v1, is in every document): mayFlag looks for
+	// them before a document is decoded.
+	groupVersions map[string]bool
+	coreKinds     [][]byte
+}
+
+func newChecker(target builtin.Release) checker {
+	c := checker{target: target, groupVersions: map[string]bool{}}
+	for _, l := range builtin.Lifecycles() {
+		if !l.Deprecated.AtOrAfter(target) && !l.Removed.AtOrAfter(target) {
+			continue
+		}
+		if l.Group == "" {
+			c.coreKinds = append(c.coreKinds, []byte(l.Kind))
+		} else {
+			c.groupVersions[l.GroupVersion().String()] = true
+		}
+	}
+	return c
+}
+
+// mayFlag says whether a document can hold an object on a flagged version,
+// from its text: whatever the YAML or JSON syntax, such an object spells out
+// a flagged group/version (or a flagged core kind), unless an escape sequence
+// hides it, so a document with a backslash is always decoded. Most
+// documents of a tree fail this test and are never decoded.
+func (c checker) mayFlag(doc []byte) bool {
+	if bytes.IndexByte(doc, '\\') >= 0 {
+		return true
+	}
+	for _, k := range c.coreKinds {
+		if bytes.Contains(doc, k) {
+			return true
+		}
+	}
+	for i := 0; ; {
+		j := bytes.Index(doc[i:], []byte("/v"))
+		if j < 0 {
+			return false
+		}
+		j += i
+		start, end := j, j+2
+		for start > 0 && isVersionByte(doc[start-1]) {
+			start--
+		}
+		for end < len(doc) && isVersionByte(doc[end]) {
+			end++
+		}
+		if c.groupVersions[string(doc[start:end])] {
+			return true
+		}
+		i = j + 2
+	}
+}
+
+// isVersionByte matches the bytes of a group/version: DNS names and versions.
+func isVersionByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '.' || b == '-' || b == '/' || 'A' <= b && b <= 'Z'
+}
 
 // check returns the finding for an object, and false when its version is
 // neither deprecated nor removed in the target release (or not a built-in

@@ -95,8 +95,8 @@ func TestRun_NestedChart(t *testing.T) {
 	if diff := cmp.Diff(want, res.Findings); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)
 	}
-	if res.Objects != 6 || res.Files != 6 || len(res.Warnings) != 0 {
-		t.Errorf("%d objects in %d files (want 6 in 6: Chart.yaml and values.yaml hold none), warnings %v", res.Objects, res.Files, res.Warnings)
+	if res.Documents != 8 || res.Files != 6 || len(res.Warnings) != 0 {
+		t.Errorf("%d documents in %d files, want 8 in 6; warnings %v", res.Documents, res.Files, res.Warnings)
 	}
 }
 
@@ -130,8 +130,8 @@ metadata: {resourceVersion: ""}
 
 func TestRun_StdinList(t *testing.T) {
 	res := Run(context.Background(), []string{"-"}, Options{Stdin: strings.NewReader(list)})
-	if len(res.Errors) > 0 || res.Objects != 2 || len(res.Findings) != 1 {
-		t.Fatalf("errors %v, %d objects, findings %+v", res.Errors, res.Objects, res.Findings)
+	if len(res.Errors) > 0 || res.Documents != 1 || len(res.Findings) != 1 {
+		t.Fatalf("errors %v, %d documents, findings %+v", res.Errors, res.Documents, res.Findings)
 	}
 	f := res.Findings[0]
 	if f.File != "<stdin>" || f.Line != 7 || f.Object() != "shop/old" || f.Status != Removed || f.RemovedIn != "v1.22" || !f.Convertible {
@@ -165,7 +165,7 @@ func TestRun_TargetVersion(t *testing.T) {
 
 func TestRun_BadInput(t *testing.T) {
 	root := writeTree(t, map[string]string{
-		"bad.yaml":    "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: after}\n---\nkind: [\n",
+		"bad.yaml":    "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: after}\n---\napiVersion: policy/v1beta1\nkind: [\n",
 		"empty/x.txt": "not a manifest",
 	})
 	res := Run(context.Background(), []string{filepath.Join(root, "bad.yaml"), filepath.Join(root, "missing.yaml"), filepath.Join(root, "empty")}, Options{})
@@ -178,7 +178,7 @@ func TestRun_BadInput(t *testing.T) {
 		msgs = append(msgs, strings.TrimPrefix(e.Error(), root+string(filepath.Separator)))
 	}
 	want := []string{
-		"bad.yaml:8: yaml: did not find expected node content",
+		"bad.yaml:9: yaml: did not find expected node content",
 		"empty: no *.yaml, *.yml or *.json files",
 		"missing.yaml: no such file or directory",
 	}
@@ -186,6 +186,9 @@ func TestRun_BadInput(t *testing.T) {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 	// The documents before the broken one are still scanned.
+	if res.Documents != 3 {
+		t.Errorf("%d documents, want 3", res.Documents)
+	}
 	if len(res.Findings) != 1 || res.Findings[0].Name != "after" || res.Findings[0].Line != 4 {
 		t.Errorf("findings %+v", res.Findings)
 	}
@@ -291,9 +294,9 @@ func TestDecodeHelmRelease(t *testing.T) {
 	if rel.Name != "shop" || rel.Namespace != "prod" || rel.Version != 3 || rel.Manifest != helmManifest {
 		t.Fatalf("%+v", rel)
 	}
-	findings, objects, errs := scanRelease(rel, checker{target: builtin.Newest}, Location{Cluster: "prod-cluster"})
-	if len(errs) > 0 || objects != 2 || len(findings) != 1 {
-		t.Fatalf("%v, %d objects, %+v", errs, objects, findings)
+	findings, documents, errs := scanRelease(rel, newChecker(builtin.Newest), Location{Cluster: "prod-cluster"})
+	if len(errs) > 0 || documents != 2 || len(findings) != 1 {
+		t.Fatalf("%v, %d documents, %+v", errs, documents, findings)
 	}
 	f := findings[0]
 	if f.HelmRelease != "prod/shop" || f.HelmRevision != 3 || f.File != "shop/templates/pdb.yaml" || f.Line != 0 || f.Cluster != "prod-cluster" || f.Name != "shop" {
@@ -327,6 +330,44 @@ func TestDecodeHelmRelease_Bad(t *testing.T) {
 	} {
 		if _, err := DecodeHelmRelease(data); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// Only documents whose text names a flagged version (or a flagged core kind,
+// or has an escape sequence that could hide one) are decoded: a YAML error
+// elsewhere cannot hide a finding and is not reported.
+func TestRun_DecodesOnlyWhatMayBeFlagged(t *testing.T) {
+	chk := newChecker(builtin.Release{Major: 1, Minor: 36})
+	for doc, want := range map[string]bool{
+		"apiVersion: apps/v1\nkind: Deployment\n":                                                         false,
+		"apiVersion: v1\nkind: ConfigMap\ndata: {a: \"b/c\"}\n":                                           false,
+		"apiVersion: extensions/v1beta1\nkind: Ingress\n":                                                 true,
+		"{\"apiVersion\":\"policy/v1beta1\",\"kind\":\"PodDisruptionBudget\"}":                            true,
+		"apiVersion: 'batch/v1beta1'\nkind: CronJob\n":                                                    true,
+		"apiVersion: \"\\x62atch/v1beta1\"\nkind: CronJob\n":                                              true, // escaped
+		"apiVersion: v1\nkind: Endpoints\n":                                                               true, // core, deprecated in v1.33
+		"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: policy/v1beta1, kind: PodDisruptionBudget}\n": true,
+		"apiVersion: apps/v1\nkind: Deployment\nspec: [\n":                                                false, // broken, but cannot be flagged
+	} {
+		if got := chk.mayFlag([]byte(doc)); got != want {
+			t.Errorf("mayFlag(%q) = %v", doc, got)
+		}
+	}
+	// Whatever mayFlag lets through is decoded: the escaped apiVersion is found.
+	res := Run(context.Background(), []string{"-"}, Options{Stdin: strings.NewReader("apiVersion: \"\\x62atch/v1beta1\"\nkind: CronJob\nmetadata: {name: c}\n")})
+	if len(res.Findings) != 1 || res.Findings[0].APIVersion != "batch/v1beta1" {
+		t.Errorf("escaped apiVersion: %+v %v", res.Findings, res.Errors)
+	}
+}
+
+// helm template failing before a pipe leaves standard input empty: that is
+// bad input, not a clean scan.
+func TestRun_EmptyStdin(t *testing.T) {
+	for _, in := range []string{"", "---\n# nothing\n"} {
+		res := Run(context.Background(), []string{"-"}, Options{Stdin: strings.NewReader(in)})
+		if len(res.Errors) != 1 || res.Errors[0].Error() != "<stdin>: no documents" {
+			t.Errorf("%q: %v", in, res.Errors)
 		}
 	}
 }

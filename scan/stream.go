@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -36,10 +37,25 @@ type splitter struct {
 	line int // lines read so far
 	max  int
 	eof  bool
+	buf  []byte // the current document, reused
+	long []byte // a line longer than the reader's buffer, reused
 }
 
+// readers recycles the 64 KiB read buffers: a tree of small files would
+// otherwise allocate one per file.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
 func newSplitter(r io.Reader, max int) *splitter {
-	return &splitter{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &splitter{r: br, max: max}
+}
+
+// release returns the read buffer; the splitter must not be used after.
+func (s *splitter) release() {
+	s.r.Reset(nil)
+	readers.Put(s.r)
+	s.r = nil
 }
 
 // tooLargeError is a document over the size bound.
@@ -49,11 +65,12 @@ func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("line %d: document larger than %d MiB", e.line, e.max>>20)
 }
 
-// next returns the next document; io.EOF after the last one. A document over
-// the bound is skipped whole and reported as a *tooLargeError.
+// next returns the next document, whose data is valid until the next call;
+// io.EOF after the last one. A document over the bound is skipped whole and
+// reported as a *tooLargeError.
 func (s *splitter) next() (document, error) {
 	var doc document
-	var buf bytes.Buffer
+	s.buf = s.buf[:0]
 	tooLarge := false
 	header := true // only blank and comment lines so far
 	for !s.eof {
@@ -68,7 +85,7 @@ func (s *splitter) next() (document, error) {
 		}
 		s.line++
 		if isSeparator(line) {
-			if buf.Len() > 0 || tooLarge {
+			if len(s.buf) > 0 || tooLarge {
 				break
 			}
 			doc, header = document{}, true // a leading --- or an empty document
@@ -84,39 +101,39 @@ func (s *splitter) next() (document, error) {
 			}
 			header = len(t) == 0 || t[0] == '#'
 		}
-		if tooLarge || buf.Len()+len(line) > s.max {
+		if tooLarge || len(s.buf)+len(line) > s.max {
 			tooLarge = true
-			buf.Reset()
+			s.buf = s.buf[:0]
 			continue
 		}
-		buf.Write(line)
+		s.buf = append(s.buf, line...)
 	}
 	if tooLarge {
 		return document{}, &tooLargeError{line: doc.line, max: s.max}
 	}
-	if buf.Len() == 0 {
+	if len(s.buf) == 0 {
 		return document{}, io.EOF
 	}
-	doc.data = buf.Bytes()
+	doc.data = s.buf
 	return doc, nil
 }
 
-// readLine returns one line with its newline, however long; a line longer
-// than the document bound comes back cut at the bound (the document is then
-// over the bound anyway).
+// readLine returns one line with its newline, valid until the next call,
+// however long; a line longer than the document bound comes back cut at the
+// bound (the document is then over the bound anyway).
 func (s *splitter) readLine() ([]byte, error) {
 	line, err := s.r.ReadSlice('\n')
 	if err != bufio.ErrBufferFull {
-		return append([]byte(nil), line...), err
+		return line, err
 	}
-	out := append([]byte(nil), line...)
+	s.long = append(s.long[:0], line...)
 	for err == bufio.ErrBufferFull {
 		line, err = s.r.ReadSlice('\n')
-		if len(out) <= s.max {
-			out = append(out, line...)
+		if len(s.long) <= s.max {
+			s.long = append(s.long, line...)
 		}
 	}
-	return out, err
+	return s.long, err
 }
 
 // isSeparator matches "---" alone on a line or followed by a comment.

@@ -141,14 +141,14 @@ func writeScan(w io.Writer, res *scan.Result, format string) error {
 // scanReport is the json and yaml output.
 type scanReport struct {
 	KubernetesVersion string         `json:"kubernetesVersion"`
-	Objects           int            `json:"objects"`
+	Documents         int            `json:"documents"`
 	Files             int            `json:"files"`
 	Summary           map[string]int `json:"summary"`
 	Findings          []scan.Finding `json:"findings"`
 }
 
 func writeScanData(w io.Writer, res *scan.Result, format string) error {
-	rep := scanReport{KubernetesVersion: res.Target.String(), Objects: res.Objects, Files: res.Files, Findings: res.Findings,
+	rep := scanReport{KubernetesVersion: res.Target.String(), Documents: res.Documents, Files: res.Files, Findings: res.Findings,
 		Summary: map[string]int{string(scan.Removed): res.Count(scan.Removed), string(scan.Deprecated): res.Count(scan.Deprecated)}}
 	if rep.Findings == nil {
 		rep.Findings = []scan.Finding{}
@@ -217,8 +217,8 @@ func writeScanTable(w io.Writer, res *scan.Result, markdown bool) error {
 	if markdown && len(rows) > 0 {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "%d removed and %d deprecated in Kubernetes %s, of %d objects in %d files\n",
-		res.Count(scan.Removed), res.Count(scan.Deprecated), res.Target, res.Objects, res.Files)
+	fmt.Fprintf(&b, "%d removed and %d deprecated in Kubernetes %s, in %d documents of %d files\n",
+		res.Count(scan.Removed), res.Count(scan.Deprecated), res.Target, res.Documents, res.Files)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -69,7 +69,7 @@ func TestScan_HelmTreeFails(t *testing.T) {
 		rel("shop/charts/db/templates/backup.yaml") + ":5 CronJob backup batch/v1beta1 removed v1.21 v1.25 batch/v1 yes",
 		rel("shop/templates/pdb.yaml") + ":3 PodDisruptionBudget shop policy/v1beta1 removed v1.21 v1.25 policy/v1 yes",
 		rel("shop/templates/web/ingress.yaml") + ":5 Ingress web/shop networking.k8s.io/v1beta1 removed v1.19 v1.22 networking.k8s.io/v1 yes",
-		"3 removed and 0 deprecated in Kubernetes v1.37, of 5 objects in 5 files",
+		"3 removed and 0 deprecated in Kubernetes v1.37, in 7 documents of 5 files",
 	} {
 		if !hasLine(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -115,7 +115,7 @@ items:
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Objects != 2 || len(rep.Findings) != 1 || rep.Summary["removed"] != 1 || rep.KubernetesVersion != "v1.37" {
+	if rep.Documents != 1 || len(rep.Findings) != 1 || rep.Summary["removed"] != 1 || rep.KubernetesVersion != "v1.37" {
 		t.Fatalf("%+v", rep)
 	}
 	f := rep.Findings[0]
@@ -145,7 +145,8 @@ func TestScan_BadInput(t *testing.T) {
 		args  []string
 		msg   string
 	}{
-		"yaml syntax":     {"apiVersion: v1\nkind: [\n", []string{"-f", "-"}, "<stdin>:2: yaml: "},
+		"yaml syntax":     {"apiVersion: policy/v1beta1\nkind: [\n", []string{"-f", "-"}, "<stdin>:2: yaml: "},
+		"empty stdin":     {"", []string{"-f", "-"}, "<stdin>: no documents"},
 		"missing file":    {"", []string{"-f", "/nonexistent/x.yaml"}, "/nonexistent/x.yaml: no such file or directory"},
 		"no input":        {"", nil, "give -f FILE"},
 		"bad version":     {"", []string{"-f", "-", "--kubernetes-version", "latest"}, `--kubernetes-version: Kubernetes version "latest"`},
