@@ -14,6 +14,8 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	batchv1beta1 "k8s.io/api/batch/v1beta1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -51,6 +53,7 @@ var oraclePairs = []struct {
 	{dir: "cronjob-batch-v1beta1-v1", rule: "cronjobs.batch/v1beta1->v1"},
 	{dir: "hpa-autoscaling-v2beta2-v2", rule: "horizontalpodautoscalers.autoscaling/v2beta2->v2"},
 	{dir: "hpa-autoscaling-v1-v2", rule: "horizontalpodautoscalers.autoscaling/v1->v2"},
+	{dir: "lease-coordination-v1beta1-v1", rule: "leases.coordination.k8s.io/v1beta1->v1"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -216,6 +219,10 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &batchv1.CronJob{}
 	case "batch/v1beta1/CronJob":
 		return &batchv1beta1.CronJob{}
+	case "coordination.k8s.io/v1/Lease":
+		return &coordinationv1.Lease{}
+	case "coordination.k8s.io/v1beta1/Lease":
+		return &coordinationv1beta1.Lease{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

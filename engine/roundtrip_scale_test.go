@@ -19,6 +19,8 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	batchv1beta1 "k8s.io/api/batch/v1beta1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	networkingv1 "k8s.io/api/networking/v1"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
@@ -134,6 +136,8 @@ var typedObjects = map[schema.GroupVersionKind]func() any{
 	{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler"}:      func() any { return &autoscalingv1.HorizontalPodAutoscaler{} },
 	{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}:      func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
 	{Group: "autoscaling", Version: "v2beta2", Kind: "HorizontalPodAutoscaler"}: func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
+	{Group: "coordination.k8s.io", Version: "v1beta1", Kind: "Lease"}:           func() any { return &coordinationv1beta1.Lease{} },
+	{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}:                func() any { return &coordinationv1.Lease{} },
 }
 
 // objectGen generates the objects of one rule and direction.

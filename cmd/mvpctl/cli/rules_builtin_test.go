@@ -21,6 +21,7 @@ func TestRulesBuiltin_Text(t *testing.T) {
 		"Ingress extensions/v1beta1 networking.k8s.io/v1 v1.14 v1.22 builtin/networking.k8s.io.yaml",
 		"Ingress networking.k8s.io/v1beta1 networking.k8s.io/v1 v1.19 v1.22 builtin/networking.k8s.io.yaml",
 		"CronJob batch/v1beta1 batch/v1 v1.21 v1.25 builtin/batch.yaml",
+		"Lease coordination.k8s.io/v1beta1 coordination.k8s.io/v1 v1.19 v1.22 builtin/coordination.k8s.io.yaml",
 		"HorizontalPodAutoscaler autoscaling/v2beta2 autoscaling/v2 v1.23 v1.26 builtin/autoscaling.yaml",
 		"HorizontalPodAutoscaler autoscaling/v1 autoscaling/v2 - - builtin/autoscaling.yaml",
 	} {
@@ -28,8 +29,8 @@ func TestRulesBuiltin_Text(t *testing.T) {
 			t.Errorf("output lacks the line %q:\n%s", want, out)
 		}
 	}
-	if n := strings.Count(out, "\n"); n != 7 {
-		t.Errorf("%d lines, want a header and six rules:\n%s", n, out)
+	if n := strings.Count(out, "\n"); n != 8 {
+		t.Errorf("%d lines, want a header and seven rules:\n%s", n, out)
 	}
 }
 
@@ -53,7 +54,7 @@ func TestRulesBuiltin_JSON(t *testing.T) {
 	if hpa := byID["horizontalpodautoscalers.autoscaling/v1->v2"]; hpa.Name == "" || hpa.DeprecatedIn != "" || hpa.RemovedIn != "" {
 		t.Errorf("autoscaling/v1 is not deprecated: %+v", hpa)
 	}
-	if len(list) != 6 {
+	if len(list) != 7 {
 		t.Errorf("%d rules", len(list))
 	}
 }
