@@ -7,7 +7,7 @@ VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || ech
 COMMIT        ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS       := -X github.com/mvpctl/mvpctl/cmd/mvpctl/cli.version=$(VERSION) -X github.com/mvpctl/mvpctl/cmd/mvpctl/cli.commit=$(COMMIT)
 
-.PHONY: all build test vet docs bench example demo bench-proxy roundtrip fuzz
+.PHONY: all build test vet docs bench example demo bench-proxy roundtrip fuzz lifecycle
 
 all: build
 
@@ -57,6 +57,14 @@ fuzz:
 	  printf '%-24s %-16s %12s execs in %s  %s\n' $$name $$dir "$${execs:-?}" $(FUZZTIME) $$result; \
 	  if [ $$result = FAIL ]; then grep -A20 -- '--- FAIL' $$log | head -40; fi; \
 	done; exit $$rc
+
+# The lifecycle table of built-in API versions (rules/builtin), from go.mod's
+# k8s.io modules and, for versions they no longer have, older releases
+# downloaded through the Go module proxy (rules/builtin/gen/history.json).
+# Run it after moving k8s.io/api to a new release; `make test` checks that the
+# committed table is current without downloading anything.
+lifecycle:
+	cd rules/builtin && $(GO) run ./gen -history
 
 # Converts the seed example both ways with the bundled rules.
 example: build

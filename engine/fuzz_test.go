@@ -13,11 +13,11 @@ import (
 )
 
 // FuzzConvertRoundTrip feeds arbitrary JSON objects through every rule set
-// shipped in testdata: whatever the object holds, converting it to the
+// shipped (rules/builtin and testdata): whatever the object holds, converting it to the
 // other version and back must give it back exactly, the native executor and
 // the jq programs must agree, and nothing may panic.
 func FuzzConvertRoundTrip(f *testing.F) {
-	ruleFiles, _ := filepath.Glob("../testdata/rules/*.yaml")
+	ruleFiles, _ := filepath.Glob("../rules/builtin/*.yaml")
 	ruleFiles = append(ruleFiles, "../testdata/examples/seed/mvp-rules.yaml", "../testdata/bench/deployment-rules.yaml")
 	var convs [][2]*engine.Converter
 	for _, file := range ruleFiles {

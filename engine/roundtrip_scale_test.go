@@ -19,6 +19,8 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	batchv1beta1 "k8s.io/api/batch/v1beta1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	networkingv1 "k8s.io/api/networking/v1"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
@@ -62,7 +64,7 @@ func TestRoundTripAtScale(t *testing.T) {
 		}
 		n = v
 	}
-	files, _ := filepath.Glob("../testdata/rules/*.yaml")
+	files, _ := filepath.Glob("../rules/builtin/*.yaml")
 	files = append(files, "../testdata/examples/seed/mvp-rules.yaml")
 	for _, file := range files {
 		conv, err := engine.Load(engine.Options{}, file)
@@ -77,7 +79,7 @@ func TestRoundTripAtScale(t *testing.T) {
 		for _, c := range conv.Rules() {
 			for _, dir := range []rules.Direction{rules.Forward, rules.Reverse} {
 				prog := c.Program(dir)
-				name := fmt.Sprintf("%s/%s/%s", filepath.Base(file), c.Rule.Resource, dir)
+				name := fmt.Sprintf("%s/%s.%s/%s", filepath.Base(file), c.Rule.Resource, c.Rule.FromVersion, dir)
 				t.Run(name, func(t *testing.T) {
 					g := newObjectGen(name, c, prog, words)
 					var typed, converted, convErrors, diffs int
@@ -134,6 +136,8 @@ var typedObjects = map[schema.GroupVersionKind]func() any{
 	{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler"}:      func() any { return &autoscalingv1.HorizontalPodAutoscaler{} },
 	{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}:      func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
 	{Group: "autoscaling", Version: "v2beta2", Kind: "HorizontalPodAutoscaler"}: func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
+	{Group: "coordination.k8s.io", Version: "v1beta1", Kind: "Lease"}:           func() any { return &coordinationv1beta1.Lease{} },
+	{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}:                func() any { return &coordinationv1.Lease{} },
 }
 
 // objectGen generates the objects of one rule and direction.

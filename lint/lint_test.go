@@ -16,6 +16,7 @@ import (
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/lint"
 	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/rules/builtin"
 	"github.com/mvpctl/mvpctl/schemadiff"
 )
 
@@ -222,8 +223,8 @@ func TestGeneratedRules(t *testing.T) {
 }
 
 // TestRealRules_Examples round-trips the objects of testdata/oracle (inputs
-// of real Kubernetes conversions, both versions) through the hand-written
-// rules of testdata/rules: no round-trip check may fire.
+// of real Kubernetes conversions, both versions) through the built-in rules
+// (rules/builtin, linted as one set): no round-trip check may fire.
 func TestRealRules_Examples(t *testing.T) {
 	dirs, _ := filepath.Glob("../testdata/oracle/*/in")
 	if len(dirs) == 0 {
@@ -232,10 +233,6 @@ func TestRealRules_Examples(t *testing.T) {
 	for _, dir := range dirs {
 		name := filepath.Base(filepath.Dir(dir))
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile("../testdata/rules/" + name + ".yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
 			files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 			var opts lint.Options
 			for _, f := range files {
@@ -251,7 +248,7 @@ func TestRealRules_Examples(t *testing.T) {
 					opts.Examples = append(opts.Examples, lint.Example{Name: d.Source, Object: d.Object})
 				}
 			}
-			res, err := lint.Run(context.Background(), []rules.Source{{Name: name + ".yaml", Data: data}}, opts)
+			res, err := lint.Run(context.Background(), builtin.Sources(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}

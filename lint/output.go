@@ -28,10 +28,16 @@ var Formats = []Format{FormatText, FormatJSON, FormatGitHub, FormatSARIF}
 
 // ToolInfo names the tool in SARIF output.
 type ToolInfo struct {
+	// Name is the SARIF driver's name; empty means mvpctl lint.
+	Name    string
 	Version string
 	// InformationURI is the tool's home page; DocsURI the base of the
 	// per-check help links (docs/lint.md).
 	InformationURI, DocsURI string
+	// Checks are the checks the findings' IDs name, in documentation order,
+	// for a tool other than lint that writes its findings with [Write];
+	// nil means lint's own ([CheckIDs]).
+	Checks []*Check
 }
 
 // Write renders a result.

@@ -89,10 +89,19 @@ func sarifLevel(s Severity) string {
 }
 
 func writeSARIF(w io.Writer, res *Result, tool ToolInfo) error {
-	driver := sarifDriver{Name: "mvpctl lint", Version: tool.Version, InformationURI: tool.InformationURI}
+	name, checks := tool.Name, tool.Checks
+	if name == "" {
+		name = "mvpctl lint"
+	}
+	if checks == nil {
+		for _, id := range CheckIDs {
+			checks = append(checks, Checks[id])
+		}
+	}
+	driver := sarifDriver{Name: name, Version: tool.Version, InformationURI: tool.InformationURI}
 	index := map[string]int{}
-	for i, id := range CheckIDs {
-		c := Checks[id]
+	for i, c := range checks {
+		id := c.ID
 		index[id] = i
 		rule := sarifRule{ID: id, Name: ruleName(id), ShortDescription: sarifMessage{Text: c.Summary}, DefaultConfiguration: sarifRuleConfig{Level: sarifLevel(c.Severity)}, Properties: map[string]any{"category": string(c.Category)}}
 		if tool.DocsURI != "" {

@@ -34,7 +34,7 @@ func FuzzParsePath(f *testing.F) {
 // FuzzParseAndCompile: any bytes decode, validate and compile to programs,
 // or give positioned errors; never a panic.
 func FuzzParseAndCompile(f *testing.F) {
-	seeds, _ := filepath.Glob("../testdata/rules/*.yaml")
+	seeds, _ := filepath.Glob("builtin/*.yaml")
 	seeds = append(seeds, "../testdata/examples/seed/mvp-rules.yaml", "../testdata/bench/deployment-rules.yaml")
 	for _, s := range seeds {
 		if data, err := os.ReadFile(s); err == nil {

@@ -105,7 +105,7 @@ func TestJQMayChange_Labels(t *testing.T) {
 // The whole-object jq steps of the bundled HPA rules touch annotations and
 // spec, never labels.
 func TestJQMayChange_BundledRulesLeaveLabels(t *testing.T) {
-	rs, err := Load("../testdata/rules/hpa-autoscaling-v2beta2-v2.yaml", "../testdata/rules/hpa-autoscaling-v1-v2.yaml")
+	rs, err := Load("builtin/autoscaling.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

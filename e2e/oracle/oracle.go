@@ -36,6 +36,7 @@ import (
 
 	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	batchinstall "k8s.io/kubernetes/pkg/apis/batch/install"
+	coordinationinstall "k8s.io/kubernetes/pkg/apis/coordination/install"
 	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
 	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
 	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
@@ -133,6 +134,17 @@ var Pairs = []Pair{
 			"v1":      "batch.v1.CronJob.json",
 		},
 	},
+	{
+		Name: "lease-coordination-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("coordination.k8s.io", "v1beta1", "Lease")},
+			{"v1", gvk("coordination.k8s.io", "v1", "Lease")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "coordination.k8s.io.v1beta1.Lease.json",
+			"v1":      "coordination.k8s.io.v1.Lease.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -141,6 +153,7 @@ func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	autoscalinginstall.Install(s)
 	batchinstall.Install(s)
+	coordinationinstall.Install(s)
 	extensionsinstall.Install(s)
 	networkinginstall.Install(s)
 	policyinstall.Install(s)

@@ -116,7 +116,7 @@ var (
 
 // emulationSetup is one control plane of the newer version, the CRD that
 // keeps v1alpha1's schema, and a proxy given the seed rules and the built-in
-// rules of testdata/rules.
+// rules of rules/builtin.
 func emulationSetup(t *testing.T) (*framework.ControlPlane, *proxyProcess, string) {
 	t.Helper()
 	cp := framework.Start(t, framework.Options{Versions: []string{newVersion}})
@@ -137,7 +137,7 @@ func emulationSetup(t *testing.T) (*framework.ControlPlane, *proxyProcess, strin
 	if out, err := kubectl(t, ctx, direct, "wait", "--for=condition=Established", "crd/customresources.myapps.example.com", "--timeout=60s"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	builtin, err := filepath.Abs("../../testdata/rules")
+	builtin, err := filepath.Abs("../../rules/builtin")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -234,7 +234,7 @@ func TestTransformationRules_InCluster(t *testing.T) {
 			t.Errorf("empty spec: %v", err)
 		}
 		// The repository's own rules files apply as they lint: clean.
-		for _, f := range []string{"../../testdata/examples/seed/mvp-rules.yaml", "../../testdata/rules/ingress-extensions-v1beta1-networking-v1.yaml"} {
+		for _, f := range []string{"../../testdata/examples/seed/mvp-rules.yaml", "../../rules/builtin/networking.k8s.io.yaml"} {
 			if _, err := kubectl(t, kc, "", "apply", "--dry-run=server", "-f", f); err != nil {
 				t.Errorf("a file that lints clean: %v", err)
 			}
@@ -348,12 +348,12 @@ func TestTransformationRules_InCluster(t *testing.T) {
 	})
 
 	t.Run("mvpctl rules apply and get", func(t *testing.T) {
-		out, err := run(t, "", mvpctl(t), "rules", "apply", "--kubeconfig", kc, "-f", "../../testdata/rules/pdb-policy-v1beta1-v1.yaml", "--dry-run", "server")
+		out, err := run(t, "", mvpctl(t), "rules", "apply", "--kubeconfig", kc, "-f", "../../rules/builtin/policy.yaml", "--dry-run", "server")
 		if err != nil || !strings.Contains(out, "applied (server dry run)") {
 			t.Fatalf("rules apply --dry-run=server: %v\n%s", err, out)
 		}
 		// The file's rule duplicates upgrade's: rejected as a conflict.
-		if _, err := run(t, "", mvpctl(t), "rules", "apply", "--kubeconfig", kc, "-f", "../../testdata/rules/pdb-policy-v1beta1-v1.yaml"); err != nil {
+		if _, err := run(t, "", mvpctl(t), "rules", "apply", "--kubeconfig", kc, "-f", "../../rules/builtin/policy.yaml"); err != nil {
 			t.Fatal(err)
 		}
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

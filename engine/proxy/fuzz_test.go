@@ -32,7 +32,7 @@ import (
 
 // FuzzProxyRequest sends arbitrary requests (method, request target,
 // headers, body) through a Proxy whose migration rules are those shipped in
-// testdata/rules plus the seed example's customresources rule, so that
+// rules/builtin plus the seed example's customresources rule, so that
 // emulation is exercised, in front of a fake apiserver. The request bytes go
 // through net/http's own request parser and the checks its server makes
 // before calling a handler, so the proxy sees only what a real listener
@@ -153,7 +153,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 	if err := os.WriteFile(seedFile, []byte(seedRules), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	conv, err := engine.Load(engine.Options{}, "../../testdata/rules", seedFile)
+	conv, err := engine.Load(engine.Options{}, "../../rules/builtin", seedFile)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func check(t *testing.T, obj map[string]any) []string {
 func ruleFiles(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, pat := range []string{"../../testdata/rules/*.yaml", "../../testdata/examples/*/*rules*.yaml", "../../deploy/base/rules/*.yaml"} {
+	for _, pat := range []string{"../builtin/*.yaml", "../../testdata/examples/*/*rules*.yaml", "../../deploy/base/rules/*.yaml"} {
 		files, _ := filepath.Glob(pat)
 		for _, f := range files {
 			data, err := os.ReadFile(f)

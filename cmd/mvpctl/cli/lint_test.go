@@ -195,7 +195,7 @@ func TestLint_SchemasAndSamples(t *testing.T) {
 	k := "../../../testdata/schemadiff/k8s/"
 	code, out, errOut := run(t, "", "lint", "-o", "json", "--samples", "5", "--seed", "7",
 		"--from-schema", k+"v1.21.0-swagger.json.gz", "--to-schema", k+"v1.22.0-swagger.json.gz",
-		"../../../testdata/rules/ingress-networking-v1beta1-v1.yaml")
+		"../../../rules/builtin/networking.k8s.io.yaml")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -206,8 +206,8 @@ func TestLint_SchemasAndSamples(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Samples != 10 {
-		t.Errorf("%d objects round-tripped, want 5 per direction", res.Samples)
+	if res.Samples != 20 {
+		t.Errorf("%d objects round-tripped, want 5 per rule and direction", res.Samples)
 	}
 	for _, f := range res.Findings {
 		if f.Severity != "info" {

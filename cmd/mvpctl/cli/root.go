@@ -107,6 +107,7 @@ func newRootCmd(name, display string) *cobra.Command {
 		newVersionCmd(),
 		newCompletionCmd(),
 		newRulesCmd(),
+		newScanCmd(),
 	)
 	if display != "mvpctl" {
 		renameExamples(root, display)

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestRulesBuiltin_Text(t *testing.T) {
+	code, out, errOut := run(t, "", "rules", "builtin")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		lines[strings.Join(strings.Fields(l), " ")] = true
+	}
+	for _, want := range []string{
+		"KIND FROM TO DEPRECATED REMOVED FILE",
+		"PodDisruptionBudget policy/v1beta1 policy/v1 v1.21 v1.25 builtin/policy.yaml",
+		"Ingress extensions/v1beta1 networking.k8s.io/v1 v1.14 v1.22 builtin/networking.k8s.io.yaml",
+		"Ingress networking.k8s.io/v1beta1 networking.k8s.io/v1 v1.19 v1.22 builtin/networking.k8s.io.yaml",
+		"CronJob batch/v1beta1 batch/v1 v1.21 v1.25 builtin/batch.yaml",
+		"Lease coordination.k8s.io/v1beta1 coordination.k8s.io/v1 v1.19 v1.22 builtin/coordination.k8s.io.yaml",
+		"HorizontalPodAutoscaler autoscaling/v2beta2 autoscaling/v2 v1.23 v1.26 builtin/autoscaling.yaml",
+		"HorizontalPodAutoscaler autoscaling/v1 autoscaling/v2 - - builtin/autoscaling.yaml",
+	} {
+		if !lines[want] {
+			t.Errorf("output lacks the line %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n != 8 {
+		t.Errorf("%d lines, want a header and seven rules:\n%s", n, out)
+	}
+}
+
+func TestRulesBuiltin_JSON(t *testing.T) {
+	code, out, errOut := run(t, "", "rules", "builtin", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var list []builtinRuleJSON
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]builtinRuleJSON{}
+	for _, r := range list {
+		byID[r.ID] = r
+	}
+	pdb := byID["poddisruptionbudgets.policy/v1beta1->v1"]
+	if pdb.From != "policy/v1beta1" || pdb.To != "policy/v1" || pdb.DeprecatedIn != "v1.21" || pdb.RemovedIn != "v1.25" || pdb.File != "builtin/policy.yaml" || pdb.Kind != "PodDisruptionBudget" {
+		t.Errorf("PodDisruptionBudget: %+v", pdb)
+	}
+	if hpa := byID["horizontalpodautoscalers.autoscaling/v1->v2"]; hpa.Name == "" || hpa.DeprecatedIn != "" || hpa.RemovedIn != "" {
+		t.Errorf("autoscaling/v1 is not deprecated: %+v", hpa)
+	}
+	if len(list) != 7 {
+		t.Errorf("%d rules", len(list))
+	}
+}
+
+func TestRulesBuiltin_BadOutput(t *testing.T) {
+	if code, _, errOut := run(t, "", "rules", "builtin", "-o", "yaml"); code != exitUsage || !strings.Contains(errOut, "yaml") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}

@@ -1,0 +1,92 @@
+package builtin_test
+
+import (
+	"path"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/rules/builtin"
+)
+
+func TestLoad_Compiles(t *testing.T) {
+	rs, err := builtin.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rules.Compile(rs, rules.CompileOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(builtin.Sources()) == 0 || len(rs.MigrationRules()) < 6 {
+		t.Fatalf("%d files, %d rules", len(builtin.Sources()), len(rs.MigrationRules()))
+	}
+}
+
+// Each document holds one rule, so that its annotations are the rule's, and
+// each file is named after the group of its rules' toVersion.
+func TestSources_Layout(t *testing.T) {
+	rs, err := builtin.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range rs.Documents {
+		if n := len(d.Rules.Spec.APIMigrationRules); n != 1 || len(d.Rules.Spec.APIRoutingRules) != 0 {
+			t.Errorf("%s: %s: %d migration rules and %d routing rules, want one migration rule", d.File, d.Rules.Metadata.Name, n, len(d.Rules.Spec.APIRoutingRules))
+			continue
+		}
+		r := d.Rules.Spec.APIMigrationRules[0]
+		group := strings.TrimSuffix(path.Base(d.File), ".yaml")
+		if group == "core" {
+			group = ""
+		}
+		if r.TargetGroup() != group {
+			t.Errorf("%s: rule %s belongs in %s.yaml", d.File, r.ID(), r.TargetGroup())
+		}
+		if r.Kind == "" {
+			t.Errorf("%s: rule %s has no kind", d.File, r.ID())
+		}
+	}
+}
+
+// The deprecated-in and removed-in annotations are what the lifecycle table
+// says about the rule's old version, the rule's resource is the table's, and
+// its toVersion is the replacement Kubernetes names (where it names one).
+func TestRules_MatchLifecycle(t *testing.T) {
+	rs, err := builtin.Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		l, ok := builtin.LifecycleOf(r.From)
+		if !ok {
+			t.Errorf("%s: %v is not in the lifecycle table", r.File, r.From)
+			continue
+		}
+		if r.Deprecated != l.Deprecated || r.Removed != l.Removed {
+			t.Errorf("%s: %s: annotations say deprecated %q removed %q; Kubernetes says %q and %q",
+				r.File, r.Name, r.Deprecated, r.Removed, l.Deprecated, l.Removed)
+		}
+		if r.Resource != l.Resource {
+			t.Errorf("%s: %s: resource %q, Kubernetes' is %q", r.File, r.Name, r.Resource, l.Resource)
+		}
+		if !l.Replacement.Empty() && l.Replacement != r.To {
+			t.Errorf("%s: %s: converts to %v, Kubernetes' replacement is %v", r.File, r.Name, r.To, l.Replacement)
+		}
+	}
+}
+
+func TestConverts(t *testing.T) {
+	for gvk, want := range map[schema.GroupVersionKind]bool{
+		{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"}:     true,
+		{Group: "extensions", Version: "v1beta1", Kind: "Ingress"}:             true,
+		{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler"}: true,
+		{Group: "policy", Version: "v1beta1", Kind: "PodSecurityPolicy"}:       false,
+		{Group: "extensions", Version: "v1beta1", Kind: "Deployment"}:          false,
+	} {
+		if got := builtin.Converts(gvk); got != want {
+			t.Errorf("Converts(%v) = %v", gvk, got)
+		}
+	}
+}
