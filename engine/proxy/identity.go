@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/textproto"
@@ -382,4 +383,68 @@ func (p *Proxy) subjectAccessReview(ctx context.Context, user string, groups []s
 		return out.Status.Allowed && !out.Status.Denied, out.Status.Reason, nil
 	}
 	return false, "", lastErr
+}
+
+// Established credentials: how many are remembered, and for how long a
+// backend's authentication of them is trusted (as the access cache).
+const (
+	maxEstablished = 4096
+	establishedTTL = 10 * time.Second
+)
+
+// selfSubjectReview is the cheapest request a backend authenticates: any
+// authenticated user may create one (GA since Kubernetes 1.28).
+const (
+	selfSubjectReviewPath = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+	selfSubjectReviewBody = `{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`
+)
+
+// establish makes sure a backend has authenticated the client before the
+// proxy buffers and converts a request body for it: a client that sends its
+// own credentials (or none) is known to nobody until a backend has checked
+// them, and the conversion is the expensive part of emulation. It sends a
+// SelfSubjectReview with the client's identity; a 2xx or a 403 (the
+// authorizer's answer: authentication succeeded, e.g. an anonymous user on a
+// cluster that allows anonymous requests) establishes it for a while. Any
+// other answer (401, 429, 5xx) goes to the client, and false is reported.
+// A verified client certificate is established by the TLS handshake.
+func (p *Proxy) establish(w http.ResponseWriter, r *http.Request) bool {
+	id := identityFrom(r.Context())
+	if id == nil {
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "no identity was decided for the request", 0)
+		return false
+	}
+	if id.proxy {
+		return true
+	}
+	key := id.key(selfSubjectReviewPath)
+	if _, ok := p.established.Get(key); ok {
+		return true
+	}
+	// Marked as an inner request: the client's request is the one counted.
+	probe := r.Clone(context.WithValue(r.Context(), innerKey{}, (*route)(nil)))
+	probe.Method = http.MethodPost
+	probe.URL.Path, probe.URL.RawPath, probe.URL.RawQuery = selfSubjectReviewPath, "", ""
+	probe.RequestURI = selfSubjectReviewPath
+	// The identity comes from the context; of the client's headers only
+	// its User-Agent goes along.
+	probe.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	if ua, ok := r.Header["User-Agent"]; ok {
+		probe.Header["User-Agent"] = ua
+	}
+	probe.Body, probe.ContentLength = io.NopCloser(strings.NewReader(selfSubjectReviewBody)), int64(len(selfSubjectReviewBody))
+	probe.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(selfSubjectReviewBody)), nil }
+	b := &bufferedResponse{header: http.Header{}}
+	p.ServeHTTP(b, probe)
+	switch code := b.code; {
+	case code >= 200 && code < 300, code == http.StatusForbidden:
+		p.established.Add(key, struct{}{}, establishedTTL)
+		return true
+	case code == http.StatusUnauthorized, code == http.StatusTooManyRequests, code >= 500:
+		b.writeTo(w)
+	default:
+		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
+			fmt.Sprintf("cannot establish the client's identity before converting its request: a SelfSubjectReview (authentication.k8s.io/v1) got HTTP %d", code), 0)
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"crypto/tls"
 	"encoding/base64"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -203,6 +204,97 @@ func TestEmulation_ClientCertificateUsersAreAuthenticatedOnce(t *testing.T) {
 				t.Errorf("%s %s as %s: %d SubjectAccessReviews (%v), want %d", rq.method, rq.path, as.user, len(sars), sars, as.sars)
 			}
 		}
+	}
+}
+
+// Before the proxy buffers and converts a body for an emulated version, a
+// backend authenticates the client's own credentials (a SelfSubjectReview);
+// its "yes" is remembered for a while, its 401 is the client's answer.
+func TestEmulation_WritesWaitForABackendToAuthenticateTheClient(t *testing.T) {
+	var reviews, writes atomic.Int64
+	var anonymous atomic.Bool // whether the cluster allows anonymous requests
+	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources", "authentication.k8s.io/v1/selfsubjectreviews")
+	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/selfsubjectreviews") {
+			reviews.Add(1)
+			switch auth := r.Header.Get("Authorization"); {
+			case auth == "Bearer good":
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusCreated)
+				io.WriteString(w, `{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","status":{"userInfo":{"username":"good"}}}`)
+			case auth == "" && anonymous.Load():
+				writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `selfsubjectreviews.authentication.k8s.io is forbidden: User "system:anonymous" cannot create resource`, 0)
+			default:
+				writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized", 0)
+			}
+			return
+		}
+		if r.Method != http.MethodGet {
+			writes.Add(1)
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodGet {
+			io.WriteString(w, servedObject)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		w.Write(body)
+	})
+	_, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	post := func(header ...string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, srv.URL+crPath, strings.NewReader(clientObject))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+
+	code, body := post("Authorization", "Bearer bad")
+	wantStatusReason(t, code, []byte(body), http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized")
+	if reviews.Load() != 1 || writes.Load() != 0 {
+		t.Fatalf("a bad token: %d reviews, %d writes; want 1 review and no write", reviews.Load(), writes.Load())
+	}
+	for range 3 {
+		if code, body := post("Authorization", "Bearer good"); code != http.StatusCreated || !strings.Contains(body, "v1alpha1") {
+			t.Fatalf("a good token: %d %s", code, body)
+		}
+	}
+	if reviews.Load() != 2 || writes.Load() != 3 {
+		t.Errorf("three writes with a good token: %d reviews in all, %d writes; want 2 (the first review remembered) and 3", reviews.Load(), writes.Load())
+	}
+	// Reads need no conversion of a body: no review.
+	if code, body := get(t, srv.URL+crPath+"/a", "Authorization", "Bearer bad"); code != http.StatusOK {
+		t.Fatalf("a read: %d %s", code, body)
+	}
+	if reviews.Load() != 2 {
+		t.Errorf("a read was reviewed")
+	}
+
+	// Without credentials: refused when the cluster refuses anonymous
+	// requests, let through (to the apiserver's own answer) when it does not.
+	code, body = post()
+	wantStatusReason(t, code, []byte(body), http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized")
+	if writes.Load() != 3 {
+		t.Errorf("an anonymous write reached the backend while the cluster refuses anonymous requests")
+	}
+	anonymous.Store(true)
+	if code, body := post(); code != http.StatusCreated {
+		t.Errorf("an anonymous write on a cluster that allows anonymous requests: %d %s", code, body)
+	}
+	if writes.Load() != 4 {
+		t.Errorf("%d writes, want 4", writes.Load())
 	}
 }
 

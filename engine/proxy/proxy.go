@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
 
@@ -110,8 +111,9 @@ type Proxy struct {
 	rr      atomic.Uint64
 	started time.Time
 
-	draining atomic.Bool // set by Drain: /readyz fails
-	access   accessCache // who may read discovery from the union
+	draining    atomic.Bool           // set by Drain: /readyz fails
+	access      accessCache           // who may read discovery from the union
+	established *cache.LRUExpireCache // credentials a backend authenticated
 
 	disc      discoveryCache
 	openAPIV2 openAPIV2Cache
@@ -163,8 +165,9 @@ func New(opts Options) (*Proxy, error) {
 			APIPrefixes:          sets.NewString("api", "apis"),
 			GrouplessAPIPrefixes: sets.NewString("api"),
 		},
-		started: time.Now(),
-		pollers: map[*backend]context.CancelFunc{},
+		started:     time.Now(),
+		pollers:     map[*backend]context.CancelFunc{},
+		established: cache.NewLRUExpireCache(maxEstablished),
 	}
 	if err := p.SetBackends(opts.Backends); err != nil {
 		return nil, err
