@@ -135,7 +135,7 @@ func newBackend(cfg Backend, maxIdle int) (*backend, error) {
 	}
 	// Unlimited: a review is made for a client's request, which has its
 	// own limits.
-	rc := &rest.Config{Host: u.String(), QPS: -1, UserAgent: proxyUserAgent, WarningHandler: rest.NoWarnings{},
+	rc := &rest.Config{Host: u.String(), QPS: -1, WarningHandler: rest.NoWarnings{},
 		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}}
 	authz, err := authorizationv1client.NewForConfigAndClient(rc, &http.Client{Transport: proxyCredentials{b}})
 	if err != nil {
@@ -150,12 +150,13 @@ func newBackend(cfg Backend, maxIdle int) (*backend, error) {
 // itself.
 const proxyUserAgent = "mvpctl-proxy"
 
-// proxyCredentials sends requests with the proxy's own identity: its client
-// certificate and bearer token.
+// proxyCredentials sends requests with the proxy's own identity (its client
+// certificate and bearer token) and User-Agent.
 type proxyCredentials struct{ b *backend }
 
 func (c proxyCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context()) // a RoundTripper leaves its request alone
+	req.Header.Set("User-Agent", proxyUserAgent)
 	c.b.setIdentity(req.Header)
 	return c.b.identity.RoundTrip(req)
 }
