@@ -95,7 +95,11 @@ func (p *Proxy) identify(w http.ResponseWriter, r *http.Request) (*http.Request,
 func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*identity, bool) {
 	cert := p.verifiedClientCert(r)
 	if cert == nil {
-		return &identity{header: identityHeaders(r.Header, true)}, true
+		h := identityHeaders(r.Header, true)
+		if h == nil {
+			return anonymous, true
+		}
+		return &identity{header: h}, true
 	}
 	user := cert.Subject.CommonName
 	if user == "" {
@@ -132,14 +136,26 @@ func (p *Proxy) verifiedClientCert(r *http.Request) *x509.Certificate {
 	return r.TLS.VerifiedChains[0][0]
 }
 
+// anonymous is the identity of a request without credentials.
+var anonymous = &identity{}
+
 // identityHeaders collects a client's Impersonate-* headers (and its
-// Authorization, if asked) under the canonical keys the apiserver reads.
+// Authorization, if asked) under the canonical keys the apiserver reads;
+// nil when there are none.
 func identityHeaders(h http.Header, withAuthorization bool) http.Header {
-	out := http.Header{}
+	var out http.Header
 	for k, vs := range h {
 		ck := http.CanonicalHeaderKey(k)
 		if strings.HasPrefix(ck, "Impersonate-") || withAuthorization && ck == "Authorization" {
-			out[ck] = append(out[ck], vs...)
+			if out == nil {
+				out = http.Header{}
+			}
+			// Shared with the request, clipped: an append copies.
+			if prev, ok := out[ck]; ok {
+				out[ck] = append(slices.Clip(prev), vs...)
+			} else {
+				out[ck] = slices.Clip(vs)
+			}
 		}
 	}
 	return out
@@ -184,7 +200,7 @@ func (id *identity) set(h http.Header) {
 		return
 	}
 	for k, vs := range id.header {
-		h[k] = slices.Clone(vs)
+		h[k] = slices.Clip(vs) // an append to the request's header copies
 	}
 	if id.proxy {
 		dropWebSocketBearer(h)
@@ -234,14 +250,19 @@ func (id *identity) check(h http.Header) error {
 	if id.proxy && id.header.Get(authenticationv1.ImpersonateUserHeader) == "" {
 		return &identityError{"the request would go with the proxy's credentials without impersonating anyone"}
 	}
-	got := http.Header{}
+	// set writes canonical keys only: any other spelling is a mismatch.
+	n := 0
 	for k, vs := range h {
-		if ck := http.CanonicalHeaderKey(k); isIdentityHeader(ck) && !(id.proxy && ck == "Authorization") {
-			got[ck] = append(got[ck], vs...)
+		if !isIdentityHeader(k) || id.proxy && k == "Authorization" {
+			continue
 		}
+		if want, ok := id.header[k]; !ok || !slices.Equal(vs, want) {
+			return &identityError{fmt.Sprintf("the request's identity header %s is not the client's (the client's are %v)", k, sortedKeys(id.header))}
+		}
+		n++
 	}
-	if !maps.EqualFunc(got, id.header, slices.Equal) {
-		return &identityError{fmt.Sprintf("the request's identity headers %v are not the client's %v", sortedKeys(got), sortedKeys(id.header))}
+	if n != len(id.header) {
+		return &identityError{fmt.Sprintf("the request lacks some of the client's identity headers %v", sortedKeys(id.header))}
 	}
 	return nil
 }
