@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"net/http"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 )
@@ -50,7 +48,9 @@ func (p *Proxy) mayReadUnion(w http.ResponseWriter, r *http.Request, probePath s
 	probe.URL.Path, probe.URL.RawPath, probe.URL.RawQuery = probePath, "", ""
 	probe.RequestURI = probePath
 	probe.Header.Set("Accept", "application/json")
-	probe.Header.Del("If-None-Match")
+	// A server that can answer 304 need not send the document:
+	// kube-apiserver authorizes before its handlers run.
+	probe.Header.Set("If-None-Match", "*")
 	probe.Body, probe.ContentLength = http.NoBody, 0
 	b := &bufferedResponse{header: http.Header{}}
 	p.ServeHTTP(b, probe)
@@ -69,33 +69,11 @@ func (p *Proxy) mayReadUnion(w http.ResponseWriter, r *http.Request, probePath s
 }
 
 // credentialsKey identifies everything a backend authenticates and
-// authorizes a discovery request by: the bearer token, the verified client
-// certificate, the impersonation headers, and the path.
+// authorizes a discovery request by: the identity the request goes upstream
+// with (a bearer token, the impersonation of a verified client certificate,
+// the client's Impersonate-* headers), a bearer token offered as a
+// WebSocket subprotocol, and the path.
 func credentialsKey(r *http.Request, path string) [sha256.Size]byte {
-	h := sha256.New()
-	h.Write([]byte(path))
-	h.Write([]byte{0})
-	h.Write([]byte(r.Header.Get("Authorization")))
-	h.Write([]byte{0})
-	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
-		h.Write(r.TLS.PeerCertificates[0].Raw)
-	}
-	var names []string
-	for k := range r.Header {
-		if strings.HasPrefix(k, "Impersonate-") {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		h.Write([]byte{0})
-		h.Write([]byte(k))
-		for _, v := range r.Header[k] {
-			h.Write([]byte{1})
-			h.Write([]byte(v))
-		}
-	}
-	var key [sha256.Size]byte
-	h.Sum(key[:0])
-	return key
+	parts := append([]string{path}, r.Header.Values("Sec-Websocket-Protocol")...)
+	return identityFrom(r.Context()).key(parts...)
 }

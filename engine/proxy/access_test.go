@@ -15,7 +15,7 @@ func TestDiscovery_OnlyForClientsTheClusterAnswers(t *testing.T) {
 	var probes atomic.Int64
 	inner := f.srv.Config.Handler
 	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/apis" || r.URL.Path == "/openapi/v3" {
+		if r.URL.Path == "/apis" || r.URL.Path == "/openapi/v2" || r.URL.Path == "/openapi/v3" {
 			switch r.Header.Get("Authorization") {
 			case "Bearer denied":
 				probes.Add(1)

@@ -14,6 +14,8 @@ import (
 	"golang.org/x/oauth2"
 	"k8s.io/apimachinery/pkg/util/version"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 )
 
@@ -53,6 +55,8 @@ type backend struct {
 	plain    *http.Transport
 	// maxObject bounds a document read whole (discovery, OpenAPI).
 	maxObject int64
+	// authz asks the backend's authorizer, with the proxy's identity.
+	authz authorizationv1client.AuthorizationV1Interface
 
 	// outstanding counts short (not long-running) requests in flight; it
 	// balances load among equal candidates.
@@ -140,12 +144,38 @@ func newBackend(cfg Backend, lim upstreamLimits) (*backend, error) {
 			return nil, fmt.Errorf("backend %s: %w", name, err)
 		}
 	}
+	// Unlimited: a review is made for a client's request, which has its
+	// own limits.
+	rc := &rest.Config{Host: u.String(), QPS: -1, WarningHandler: rest.NoWarnings{},
+		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}}
+	authz, err := authorizationv1client.NewForConfigAndClient(rc, &http.Client{Transport: proxyCredentials{b}})
+	if err != nil {
+		return nil, fmt.Errorf("backend %s: %w", name, err)
+	}
+	b.authz = authz
 	b.state.Store(&backendState{lastError: "not probed yet"})
 	return b, nil
 }
 
-// setIdentity puts the proxy's own bearer token, if it has one, on req.
+// proxyUserAgent is the User-Agent of the requests the proxy makes for
+// itself.
+const proxyUserAgent = "mvpctl-proxy"
+
+// proxyCredentials sends requests with the proxy's own identity (its client
+// certificate and bearer token) and User-Agent.
+type proxyCredentials struct{ b *backend }
+
+func (c proxyCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context()) // a RoundTripper leaves its request alone
+	req.Header.Set("User-Agent", proxyUserAgent)
+	c.b.setIdentity(req.Header)
+	return c.b.identity.RoundTrip(req)
+}
+
+// setIdentity puts the proxy's own bearer token, if it has one, on req in
+// place of any other Authorization.
 func (b *backend) setIdentity(h http.Header) {
+	h.Del("Authorization")
 	token := b.token
 	if b.tokenSource != nil {
 		// On a failed re-read the source keeps the last token it read.
@@ -235,7 +265,7 @@ func (b *backend) get(ctx context.Context, path, accept string, hdr map[string]s
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	req.Header.Set("User-Agent", "mvpctl-proxy")
+	req.Header.Set("User-Agent", proxyUserAgent)
 	b.setIdentity(req.Header)
 	return b.identity.RoundTrip(req)
 }

@@ -65,7 +65,7 @@ func (p *Proxy) serveDiscovery(w http.ResponseWriter, r *http.Request, info *req
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	// Everything below is answered only to clients a backend would answer
-	// (mayReadUnion); OpenAPI documents are probed with the small index.
+	// (mayReadUnion); OpenAPI v3 documents are probed with the small index.
 	if doc, ok := strings.CutPrefix(path, "/openapi/v3/"); ok {
 		if u := p.discoveryUnion(); u == nil || !u.listsEmulated(doc) {
 			return false
@@ -76,7 +76,7 @@ func (p *Proxy) serveDiscovery(w http.ResponseWriter, r *http.Request, info *req
 		return p.serveEmulatedOpenAPIV3(w, r, doc)
 	}
 	if path == "/openapi/v2" {
-		if p.mayReadUnion(w, r, "/openapi/v3") {
+		if p.mayReadUnion(w, r, "/openapi/v2") {
 			p.serveOpenAPIV2(w, r)
 		}
 		return true

@@ -228,6 +228,9 @@ func (em *emulation) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
+		if !em.e.p.establish(w, r) {
+			return
+		}
 		b, release, err := em.e.p.readBody(w, r, em.e.p.opts.MaxRequestBodyBytes)
 		if err != nil {
 			em.e.p.writeBodyError(w, err)

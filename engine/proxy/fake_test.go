@@ -65,6 +65,8 @@ func (f *fakeAPIServer) setHandler(h http.HandlerFunc) {
 	f.mu.Unlock()
 }
 
+var selfSubjectReviews = gvr{"authentication.k8s.io", "v1", "selfsubjectreviews"}
+
 var infoFactory = &request.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
 
 func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -166,6 +168,14 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		key.resource += "/" + info.Subresource
 	}
 	if !f.serves(key) && !f.serves(gvr{info.APIGroup, info.APIVersion, info.Resource}) {
+		if key == selfSubjectReviews && r.Method == http.MethodPost {
+			// Every kube-apiserver since 1.28 answers it, without listing
+			// it here; a test that answers it itself lists it in served.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","status":{"userInfo":{"username":"test"}}}`)
+			return
+		}
 		http.NotFound(w, r) // what kube-apiserver answers for a resource it lacks
 		return
 	}

@@ -37,7 +37,10 @@ import (
 // through net/http's own request parser and the checks its server makes
 // before calling a handler, so the proxy sees only what a real listener
 // would hand it. The mode byte picks the fake's behaviour (low 3 bits) and
-// whether the client presented a verified certificate (bit 3).
+// whether the client presented a verified certificate (bit 3). The hops
+// word adds identity headers (Authorization, Impersonate-*, X-Remote-*), a
+// WebSocket bearer token, Te and Upgrade, and a Connection header naming any
+// of them (see fuzzHopHeaders), so that they are tried together.
 //
 // Properties, for every input:
 //   - no panic (http.ErrAbortHandler, the server's "abort this response",
@@ -57,18 +60,73 @@ import (
 //   - an error the proxy answers itself (the fake's answers carry a marker
 //     header) is a metav1.Status with the response's code;
 //   - the fake stays in rotation: no request takes a backend out;
-//   - the proxy's identity (its bearer token) reaches the fake only with
-//     Impersonate-User/Group taken from a verified client certificate, never
-//     with a client's own Impersonate-* headers (the fake's
-//     SubjectAccessReviews deny every impersonation).
+//   - every request the fake receives but the proxy's own (its polls and
+//     SubjectAccessReviews, User-Agent mvpctl-proxy, which a client's
+//     request never has here) carries either the client's own credentials
+//     (its Authorization and Impersonate-* headers, not the proxy's token) or
+//     the proxy's token impersonating exactly the client: the certificate's
+//     user and group, or the client's own Impersonate-* headers when the
+//     fake's SubjectAccessReviews allow each of them (only user
+//     fuzz-allowed and group fuzz-allowed-group); never X-Remote-*, and no
+//     WebSocket bearer token next to the proxy's.
 func FuzzProxyRequest(f *testing.F) {
 	h := newFuzzHarness(f)
 	for _, s := range fuzzSeeds() {
-		f.Add(s.mode, s.method, s.target, s.headers, []byte(s.body))
+		f.Add(s.mode, s.method, s.target, s.headers, []byte(s.body), uint32(0))
 	}
-	f.Fuzz(func(t *testing.T, mode uint8, method, target, headers string, body []byte) {
-		h.run(t, mode, method, target, headers, body)
+	for _, s := range fuzzHopSeeds() {
+		f.Add(s.mode, s.method, s.target, s.headers, []byte(s.body), s.hops)
+	}
+	f.Fuzz(func(t *testing.T, mode uint8, method, target, headers string, body []byte, hops uint32) {
+		h.run(t, mode, method, target, headers+fuzzHopHeaders(hops), body)
 	})
+}
+
+// fuzzHopLines are the header lines that bits 0-9 of the hops word add.
+var fuzzHopLines = []string{
+	"Authorization: Bearer client-token",
+	"Impersonate-User: " + fuzzAllowedUser,
+	"Impersonate-Group: system:masters",
+	"Impersonate-Uid: 0",
+	"Impersonate-Extra-Example.com%2fscopes: all",
+	"X-Remote-User: system:admin",
+	"X-Remote-Group: system:masters",
+	"X-Remote-Extra-Scopes: all",
+	"Te: trailers",
+	"Sec-WebSocket-Protocol: " + webSocketBearerPrefix + "Y2xpZW50LXRva2Vu, v5.channel.k8s.io",
+}
+
+// fuzzUpgrades are the Upgrade headers of bits 10-11.
+var fuzzUpgrades = []string{"", "websocket", "SPDY/3.1", "h2c"}
+
+// fuzzConnectionTokens are what bits 12-27 put in a Connection header.
+var fuzzConnectionTokens = []string{
+	"keep-alive", "close", "Upgrade", "Te", "Authorization", "Impersonate-User", "impersonate-group", "Impersonate-Uid",
+	"Impersonate-Extra-Example.com%2fscopes", "X-Remote-User", "x-remote-group", "Sec-WebSocket-Protocol",
+	"User-Agent", "X-Forwarded-For", "Content-Type", "upgrade",
+}
+
+// fuzzHopHeaders renders the header lines a hops word asks for.
+func fuzzHopHeaders(hops uint32) string {
+	var b strings.Builder
+	for i, line := range fuzzHopLines {
+		if hops&(1<<i) != 0 {
+			b.WriteString(line + "\n")
+		}
+	}
+	if up := fuzzUpgrades[hops>>10&3]; up != "" {
+		b.WriteString("Upgrade: " + up + "\n")
+	}
+	var tokens []string
+	for i, tok := range fuzzConnectionTokens {
+		if hops&(1<<(12+i)) != 0 {
+			tokens = append(tokens, tok)
+		}
+	}
+	if len(tokens) > 0 {
+		b.WriteString("Connection: " + strings.Join(tokens, ", ") + "\n")
+	}
+	return b.String()
 }
 
 // fuzzRequestTimeout bounds one request: the fake answers at once, so only
@@ -89,6 +147,8 @@ const (
 	fuzzCertUser        = "fuzz-user"
 	fuzzCertGroup       = "fuzz-group"
 	fuzzProxyToken      = "proxy-identity-token"
+	fuzzAllowedUser     = "fuzz-allowed" // the fake lets anyone impersonate it
+	fuzzAllowedGroup    = "fuzz-allowed-group"
 	fuzzFakeMarker      = "X-Fuzz-Fake"
 	sentinelPlaceholder = "SENTINEL"
 )
@@ -105,9 +165,10 @@ type fuzzHarness struct {
 	strayMu    sync.Mutex
 	strayAddrs []string
 
-	mu   sync.Mutex
-	mode uint8
-	seen []fuzzSeen // requests the fake's resource handler got for this input
+	mu       sync.Mutex
+	mode     uint8
+	seen     []fuzzSeen // requests the fake's resource handler got for this input
+	upstream []fuzzSeen // every request the fake got for this input
 }
 
 // fuzzSeen is what the fake saw of one request.
@@ -128,7 +189,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 		"authorization.k8s.io/v1/subjectaccessreviews",
 	}, kinds: fuzzKinds, openAPIV2: `{"swagger":"2.0","info":{"title":"Kubernetes","version":"v1.36.3"},"paths":{},"definitions":{}}`}
 	h.fake.handler = h.serveFake
-	h.fake.srv = httptest.NewServer(h.fake)
+	h.fake.srv = httptest.NewServer(http.HandlerFunc(h.serveAll))
 	tb.Cleanup(h.fake.srv.Close)
 	h.fakeAddr = h.fake.srv.Listener.Addr().String()
 
@@ -217,6 +278,16 @@ var fuzzSpecs = map[string]string{
 	"horizontalpodautoscalers": `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"d"},"minReplicas":1,"maxReplicas":3,"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}}]}`,
 }
 
+// serveAll records every request the fake gets on a client's behalf.
+func (h *fuzzHarness) serveAll(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("User-Agent") != proxyUserAgent {
+		h.mu.Lock()
+		h.upstream = append(h.upstream, fuzzSeen{method: r.Method, path: r.URL.Path, header: r.Header.Clone()})
+		h.mu.Unlock()
+	}
+	h.fake.ServeHTTP(w, r)
+}
+
 // serveFake answers the fake's resource requests as the mode says.
 func (h *fuzzHarness) serveFake(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
@@ -259,7 +330,8 @@ func (h *fuzzHarness) answer(w http.ResponseWriter, r *http.Request, behaviour u
 		if err := json.Unmarshal(body, &sar); err != nil {
 			return status(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0)
 		}
-		sar.Status.Allowed = false
+		a := sar.Spec.ResourceAttributes
+		sar.Status.Allowed = a != nil && (a.Resource == "users" && a.Name == fuzzAllowedUser || a.Resource == "groups" && a.Name == fuzzAllowedGroup)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		json.NewEncoder(w).Encode(sar)
@@ -321,8 +393,11 @@ func (h *fuzzHarness) run(t *testing.T, mode uint8, method, target, headers stri
 	if !ok {
 		return // net/http's server answers 400 itself
 	}
+	if slices.Contains(req.Header.Values("User-Agent"), proxyUserAgent) {
+		req.Header.Set("User-Agent", "fuzz-client") // the proxy's own requests are told by it
+	}
 	h.mu.Lock()
-	h.mode, h.seen = mode, nil
+	h.mode, h.seen, h.upstream = mode, nil, nil
 	h.mu.Unlock()
 	if mode&fuzzModeClientCert != 0 {
 		req.TLS = &tls.ConnectionState{HandshakeComplete: true, VerifiedChains: [][]*x509.Certificate{{h.cert}}}
@@ -338,6 +413,7 @@ func (h *fuzzHarness) run(t *testing.T, mode uint8, method, target, headers stri
 	}
 	h.mu.Lock()
 	seen := slices.Clone(h.seen)
+	upstream := slices.Clone(h.upstream)
 	h.mu.Unlock()
 	behaviour := mode & 7
 	fakeFailed := slices.ContainsFunc(seen, func(s fuzzSeen) bool {
@@ -376,8 +452,8 @@ func (h *fuzzHarness) run(t *testing.T, mode uint8, method, target, headers stri
 		t.Fatalf("the proxy's own %d answer is not a metav1.Status with that code: %s", code, truncate(resBody, 500))
 	}
 
-	for _, s := range seen {
-		h.checkIdentity(t, mode, clientHeader, s)
+	for _, s := range upstream {
+		checkUpstreamIdentity(t, mode, clientHeader, s)
 	}
 }
 
@@ -398,28 +474,73 @@ func (h *fuzzHarness) serve(t *testing.T, w http.ResponseWriter, r *http.Request
 	return false
 }
 
-// checkIdentity: with the proxy's token, the only Impersonate-* headers are
-// the certificate's user and group; without a certificate, the proxy's token
-// never goes upstream.
-func (h *fuzzHarness) checkIdentity(t *testing.T, mode uint8, client http.Header, s fuzzSeen) {
+// checkUpstreamIdentity: a request the fake got on a client's behalf
+// carries the client's own credentials or the proxy's token impersonating
+// exactly the client, and no X-Remote-* header.
+func checkUpstreamIdentity(t *testing.T, mode uint8, client http.Header, s fuzzSeen) {
 	t.Helper()
-	if s.header.Get("Authorization") != "Bearer "+fuzzProxyToken || client.Get("Authorization") == "Bearer "+fuzzProxyToken {
-		return
-	}
-	if mode&fuzzModeClientCert == 0 {
-		t.Fatalf("%s %s reached the fake with the proxy's identity for a client without a certificate", s.method, s.path)
-	}
-	imp := map[string][]string{}
-	for k, v := range s.header {
-		if strings.HasPrefix(k, "Impersonate-") {
-			imp[k] = v
+	for k := range s.header {
+		if hasPrefixFold(k, "X-Remote-") {
+			t.Fatalf("%s %s reached the fake with %s", s.method, s.path, k)
 		}
 	}
-	isOwnSAR := len(imp) == 0 && strings.HasSuffix(s.path, "/subjectaccessreviews") && s.method == http.MethodPost
-	want := map[string][]string{"Impersonate-User": {fuzzCertUser}, "Impersonate-Group": {fuzzCertGroup}}
-	if !isOwnSAR && fmt.Sprint(imp) != fmt.Sprint(want) {
-		t.Fatalf("%s %s reached the fake with the proxy's identity and Impersonate headers %v; want only the certificate's %v", s.method, s.path, imp, want)
+	got, own := impersonation(s.header), impersonation(client)
+	if mode&fuzzModeClientCert == 0 {
+		if !slices.Equal(s.header["Authorization"], client["Authorization"]) || fmt.Sprint(got) != fmt.Sprint(own) {
+			t.Fatalf("%s %s reached the fake without the client's own credentials: Authorization %q (the client's %q), impersonation %v (the client's %v)",
+				s.method, s.path, s.header["Authorization"], client["Authorization"], got, own)
+		}
+		return
 	}
+	if !slices.Equal(s.header["Authorization"], []string{"Bearer " + fuzzProxyToken}) {
+		t.Fatalf("%s %s of a certificate client reached the fake with Authorization %q, not the proxy's", s.method, s.path, s.header["Authorization"])
+	}
+	want := map[string][]string{"Impersonate-User": {fuzzCertUser}, "Impersonate-Group": {fuzzCertGroup}}
+	if len(own) > 0 {
+		if !fuzzImpersonationAllowed(own) {
+			t.Fatalf("%s %s reached the fake with an impersonation the SubjectAccessReviews refused: %v", s.method, s.path, own)
+		}
+		want = own
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s %s reached the fake with the proxy's identity and impersonation %v; want exactly %v", s.method, s.path, got, want)
+	}
+	if strings.Contains(s.header.Get("Sec-Websocket-Protocol"), webSocketBearerPrefix) {
+		t.Fatalf("%s %s reached the fake with the proxy's identity and a client's WebSocket token", s.method, s.path)
+	}
+}
+
+// impersonation collects the Impersonate-* headers under canonical keys.
+func impersonation(h http.Header) map[string][]string {
+	out := map[string][]string{}
+	for k, v := range h {
+		if ck := http.CanonicalHeaderKey(k); strings.HasPrefix(ck, "Impersonate-") {
+			out[ck] = append(out[ck], v...)
+		}
+	}
+	return out
+}
+
+// fuzzImpersonationAllowed is what the fake's SubjectAccessReviews allow:
+// user fuzz-allowed, with groups fuzz-allowed-group only.
+func fuzzImpersonationAllowed(imp map[string][]string) bool {
+	for k, vs := range imp {
+		switch k {
+		case "Impersonate-User":
+			if vs[0] != fuzzAllowedUser {
+				return false
+			}
+		case "Impersonate-Group":
+			for _, v := range vs {
+				if v != fuzzAllowedGroup {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return len(imp["Impersonate-User"]) > 0
 }
 
 // isStatus reports whether body is a metav1.Status JSON with code (and
@@ -491,6 +612,12 @@ type fuzzSeed struct {
 	mode                    uint8
 	method, target, headers string
 	body                    string
+}
+
+// fuzzHopSeed is a seed with a hops word.
+type fuzzHopSeed struct {
+	fuzzSeed
+	hops uint32
 }
 
 // fuzzSeeds cover the paths, headers and bodies worth mutating: discovery,
@@ -595,4 +722,54 @@ func fuzzSeeds() []fuzzSeed {
 		{fakeBrokenJSON, "GET", pdbs + "?watch=1", "", ""},
 	}
 	return s
+}
+
+// fuzzHopSeeds put identity and hop-by-hop headers together
+// (fuzzHopHeaders) on certificate and token clients.
+func fuzzHopSeeds() []fuzzHopSeed {
+	const (
+		pdbs     = "/apis/policy/v1beta1/namespaces/x/poddisruptionbudgets"
+		crs      = "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources"
+		exec     = "/api/v1/namespaces/default/pods/x/exec?command=ls&stdout=true"
+		pdbBody  = `{"apiVersion":"policy/v1beta1","kind":"PodDisruptionBudget","metadata":{"name":"a"},"spec":{"minAvailable":1,"selector":{}}}`
+		crBody   = `{"apiVersion":"myapps.example.com/v1alpha1","kind":"CustomResource","metadata":{"name":"a"},"spec":{"config":{"legacyTimeout":30},"stateManagement":"ephemeral"}}`
+		jsonType = "Content-Type: application/json\n"
+	)
+	lines := func(is ...int) (v uint32) {
+		for _, i := range is {
+			v |= 1 << i
+		}
+		return v
+	}
+	conn := func(is ...int) (v uint32) {
+		for _, i := range is {
+			v |= 1 << (12 + i)
+		}
+		return v
+	}
+	const ws, spdy = 1 << 10, 2 << 10
+	const cm = "/api/v1/namespaces/x/configmaps"
+	wsHeaders := "Sec-Websocket-Version: 13\nSec-Websocket-Key: dGhlIHNhbXBsZSBub25jZQ==\n"
+	return []fuzzHopSeed{
+		{fuzzSeed{fuzzModeClientCert, "GET", cm, "", ""}, conn(0, 5, 6)},
+		{fuzzSeed{fuzzModeClientCert, "GET", cm, "", ""}, lines(1) | conn(5)},
+		{fuzzSeed{fuzzModeClientCert, "GET", cm, "", ""}, lines(1)},
+		{fuzzSeed{fuzzModeClientCert, "GET", cm, "Impersonate-Group: " + fuzzAllowedGroup + "\n", ""}, lines(1)},
+		{fuzzSeed{fuzzModeClientCert, "GET", cm, "", ""}, lines(1, 2, 4) | conn(1)},
+		{fuzzSeed{fuzzModeClientCert, "POST", exec, "X-Stream-Protocol-Version: v4.channel.k8s.io\n", ""}, lines(5, 6, 7) | spdy | conn(2)},
+		{fuzzSeed{fuzzModeClientCert, "GET", exec, wsHeaders, ""}, lines(0, 9) | ws | conn(2)},
+		{fuzzSeed{fuzzModeClientCert, "GET", exec, wsHeaders, ""}, lines(9) | ws | conn(2, 5, 6)},
+		{fuzzSeed{0, "GET", exec, wsHeaders, ""}, lines(9) | ws | conn(2)},
+		{fuzzSeed{0, "GET", exec, wsHeaders, ""}, lines(9) | ws | conn(2, 11)},
+		{fuzzSeed{0, "GET", cm, "", ""}, lines(0, 1, 2, 5) | conn(4)},
+		{fuzzSeed{0, "GET", cm, "", ""}, lines(0, 5, 6, 7)},
+		{fuzzSeed{0, "POST", pdbs, jsonType, pdbBody}, lines(0, 8) | conn(3)},
+		{fuzzSeed{0, "POST", crs, jsonType, crBody}, lines(1, 2)},
+		{fuzzSeed{fuzzModeClientCert, "POST", pdbs, jsonType, pdbBody}, lines(5, 8) | conn(3, 13)},
+		{fuzzSeed{fuzzModeClientCert, "PATCH", pdbs + "/a", "Content-Type: application/merge-patch+json\n", `{"spec":{"minAvailable":2}}`}, lines(1, 5) | conn(0, 1)},
+		{fuzzSeed{0, "GET", "/apis", "", ""}, lines(9) | ws | conn(2, 11)},
+		{fuzzSeed{fuzzModeClientCert, "GET", "/openapi/v2", "", ""}, lines(3, 4) | conn(12)},
+		{fuzzSeed{0, "GET", cm, "User-Agent: " + proxyUserAgent + "\n", ""}, conn(12)},
+		{fuzzSeed{fuzzModeClientCert, "GET", cm, "", ""}, lines(0, 1, 2, 3, 4, 5, 6, 7, 8, 9) | spdy | 0xffff<<12},
+	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
 
@@ -131,10 +132,11 @@ type Proxy struct {
 	rr      atomic.Uint64
 	started time.Time
 
-	draining atomic.Bool // set by Drain: /readyz fails
-	limits   *bodyLimits // request body deadline and memory budget
-	access   accessCache // who may read discovery from the union
-	dataWarn dataWarnings
+	draining    atomic.Bool           // set by Drain: /readyz fails
+	limits      *bodyLimits           // request body deadline and memory budget
+	access      accessCache           // who may read discovery from the union
+	established *cache.LRUExpireCache // credentials a backend authenticated
+	dataWarn    dataWarnings
 
 	disc      discoveryCache
 	openAPIV2 openAPIV2Cache
@@ -190,10 +192,11 @@ func New(opts Options) (*Proxy, error) {
 			APIPrefixes:          sets.NewString("api", "apis"),
 			GrouplessAPIPrefixes: sets.NewString("api"),
 		},
-		started:  time.Now(),
-		pollers:  map[*backend]context.CancelFunc{},
-		dataWarn: newDataWarnings(),
-		limits:   newBodyLimits(opts.RequestBodyTimeout, opts.MaxBufferedRequestBytes),
+		started:     time.Now(),
+		pollers:     map[*backend]context.CancelFunc{},
+		dataWarn:    newDataWarnings(),
+		limits:      newBodyLimits(opts.RequestBodyTimeout, opts.MaxBufferedRequestBytes),
+		established: cache.NewLRUExpireCache(maxEstablished),
 	}
 	if err := p.SetBackends(opts.Backends); err != nil {
 		return nil, err
@@ -384,7 +387,7 @@ type route struct {
 	info        *request.RequestInfo
 	key         gvr
 	candidates  []*backend
-	identity    bool // send with the proxy's credentials
+	id          *identity // who the request goes upstream as
 	longRunning bool
 	decision    string
 	known       bool // some backend's discovery lists the resource
@@ -429,6 +432,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "CONNECT is not supported: this is a Kubernetes API proxy, not a forward proxy", 0)
 		return
 	}
+	if name, ok := connectionNamesIdentity(r.Header); ok {
+		rt.decision = decisionProxy
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest,
+			fmt.Sprintf("the Connection header names %q: identity headers are end-to-end, not hop-by-hop", name), 0)
+		return
+	}
 	if up := upgradeProtocol(r.Header); up != "" && !printableASCII(up) {
 		// httputil.ReverseProxy refuses to forward it and reports an error
 		// that would become a 502; it is the client's malformed request.
@@ -453,16 +462,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt.info = info
-	if p.serveDiscovery(w, r, info) {
-		rt.decision = decisionProxy
-		return
-	}
-	identity, ok := p.authenticate(w, r)
+	withID, ok := p.identify(w, r)
 	if !ok {
 		rt.decision = decisionProxy
 		return
 	}
-	rt.identity = identity
+	r, rt.id = withID, identityFrom(withID.Context())
+	if p.serveDiscovery(w, r, info) {
+		rt.decision = decisionProxy
+		return
+	}
 	rt.longRunning = isLongRunning(r, info)
 	if rt.longRunning {
 		// Watches, logs and upgraded connections end when the proxy stops
@@ -663,6 +672,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(rt.candidates[0].url)
 	pr.SetXForwarded()
 	pr.Out.Host = ""
+	// After httputil.ReverseProxy removed the hop-by-hop headers: a
+	// Connection header cannot take the identity off.
+	rt.id.set(pr.Out.Header)
 }
 
 // recorder captures the status code and when the response headers were

@@ -37,7 +37,11 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			}
 		}
 		out.URL.Scheme, out.URL.Host = b.url.Scheme, b.url.Host
-		if rt.identity {
+		// The last line: nothing leaves without the client's identity.
+		if err := rt.id.check(out.Header); err != nil {
+			return nil, err
+		}
+		if rt.id.proxy {
 			b.setIdentity(out.Header)
 		}
 		var wrote, reused, answered atomic.Bool
@@ -55,7 +59,7 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			counter = &b.longRunning
 		}
 		counter.Add(1)
-		resp, err := b.roundTripper(rt.identity).RoundTrip(out)
+		resp, err := b.roundTripper(rt.id.proxy).RoundTrip(out)
 		if err != nil {
 			counter.Add(-1)
 			lastErr = err
@@ -233,15 +237,22 @@ func (e *upstreamError) Unwrap() error { return e.err }
 func asMaxBytes(err error, target **http.MaxBytesError) bool { return errors.As(err, target) }
 
 // errorHandler answers for a request that got no response: 413 for a body
-// over the limit, 503 with Retry-After when the request was never sent (the
-// client may repeat it safely), 502 when a connection broke after the request
-// was written (it may or may not have been applied).
+// over the limit, 500 for a request refused for want of its client's
+// identity, 503 with Retry-After when the request was never sent (the client
+// may repeat it safely), 502 when a connection broke after the request was
+// written (it may or may not have been applied).
 func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	rt := routeFrom(r.Context())
 	var mbe *http.MaxBytesError
+	var ie *identityError
 	switch {
 	case asMaxBytes(err, &mbe):
 		p.writeBodyError(w, err)
+	case errors.As(err, &ie):
+		rt.err = err
+		p.log.Error("refused to send a request upstream", "path", r.URL.Path, "error", err)
+		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError,
+			"the proxy refused to send the request: "+err.Error(), 0)
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
 		rt.err = err
