@@ -19,7 +19,11 @@ type ConversionDataError struct {
 	Resource        string
 	Namespace, Name string
 	ResourceVersion string
-	Err             error
+	// RuleID and Direction are those of the first program of the
+	// conversion, which reads the annotation first.
+	RuleID    string
+	Direction rules.Direction
+	Err       error
 }
 
 func (e *ConversionDataError) Error() string {
@@ -30,7 +34,7 @@ func (e *ConversionDataError) Error() string {
 	if obj == "" {
 		obj = "<unnamed>"
 	}
-	return fmt.Sprintf("converting %s %s (%s): annotation %s: %v", e.GVK.Kind, obj, e.GVK.GroupVersion(), rules.ConversionDataAnnotation, e.Err)
+	return fmt.Sprintf("converting %s %s (%s) %s by rule %s: annotation %s: %v", e.GVK.Kind, obj, e.GVK.GroupVersion(), e.Direction, e.RuleID, rules.ConversionDataAnnotation, e.Err)
 }
 
 func (e *ConversionDataError) Unwrap() error { return e.Err }

@@ -348,7 +348,7 @@ func (c *Converter) convertObject(ctx context.Context, obj map[string]any, gvk s
 	if hasData {
 		var err error
 		if data, err = checkConversionData(raw, progs); err != nil {
-			if err := c.invalidData(obj, gvk, resource, err); err != nil {
+			if err := c.invalidData(obj, gvk, resource, progs[0], err); err != nil {
 				return nil, err
 			}
 			dropConversionData(obj)
@@ -368,17 +368,18 @@ func (c *Converter) convertObject(ctx context.Context, obj map[string]any, gvk s
 	if err2 != nil {
 		return nil, err2
 	}
-	_ = c.invalidData(orig, gvk, resource, fmt.Errorf("does not fit the object: %w", err))
+	_ = c.invalidData(orig, gvk, resource, progs[0], fmt.Errorf("does not fit the object: %w", err))
 	return out, nil
 }
 
 // invalidData reports a round-trip annotation that cannot be used: to
 // Options.InvalidConversionData (nil: ignore it) or as the error.
-func (c *Converter) invalidData(obj map[string]any, gvk schema.GroupVersionKind, resource string, err error) error {
+func (c *Converter) invalidData(obj map[string]any, gvk schema.GroupVersionKind, resource string, first *rules.Program, err error) error {
 	ns, name := objectNamespaceName(obj)
 	m, _ := obj["metadata"].(map[string]any)
 	rv, _ := m["resourceVersion"].(string)
-	e := &ConversionDataError{GVK: gvk, Resource: resource, Namespace: ns, Name: name, ResourceVersion: rv, Err: err}
+	e := &ConversionDataError{GVK: gvk, Resource: resource, Namespace: ns, Name: name, ResourceVersion: rv,
+		RuleID: first.RuleID, Direction: first.Direction, Err: err}
 	if c.opts.InvalidConversionData == nil {
 		return e
 	}

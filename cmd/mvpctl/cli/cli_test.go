@@ -169,7 +169,7 @@ spec:
 func TestConvert_BadConversionDataIsAnError(t *testing.T) {
 	in := "apiVersion: myapps.example.com/v1beta1\nkind: CustomResource\nmetadata:\n  name: a\n  annotations: {mvp.k8s.io/conversion-data: garbage}\nspec: {}\n"
 	code, out, errOut := run(t, in, "convert", "-f", "-", "--rules", seedRules, "--output-version", "myapps.example.com/v1alpha1")
-	if code != 1 || out != "" || !strings.Contains(errOut, "error: <stdin>: document 1: converting CustomResource a (myapps.example.com/v1beta1): annotation mvp.k8s.io/conversion-data: not a JSON object") {
+	if code != 1 || out != "" || !strings.Contains(errOut, "error: <stdin>: document 1: converting CustomResource a (myapps.example.com/v1beta1) reverse by rule customresources.myapps.example.com/v1alpha1->v1beta1: annotation mvp.k8s.io/conversion-data: not a JSON object") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
 }
