@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -139,6 +140,18 @@ func rigResource(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, servedObject)
 	case r.Method == http.MethodPost:
 		w.WriteHeader(http.StatusCreated)
+		w.Write(body)
+	case r.Method == http.MethodPatch && r.Header.Get("Content-Type") == "application/json-patch+json":
+		// An emulated patch's write: the served object's change.
+		patch, err := jsonpatch.DecodePatch(body)
+		if err == nil {
+			body, err = patch.Apply([]byte(servedObject))
+		}
+		if err != nil {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","code":422}`)
+			return
+		}
 		w.Write(body)
 	case len(body) > 0:
 		w.Write(body)
