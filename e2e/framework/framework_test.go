@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,6 +65,21 @@ func TestNewPKI_CertificatesVerify(t *testing.T) {
 	opts.Roots = roots
 	if _, err := front.Verify(opts); err == nil {
 		t.Errorf("front-proxy client verifies against the main CA")
+	}
+	issued, err := p.IssueClientCert("mallory", "mvp:testers", "team-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory := readCert(t, issued.CertFile)
+	if _, err := mallory.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("issued client certificate: %v", err)
+	}
+	groups := slices.Sorted(slices.Values(mallory.Subject.Organization)) // a SET in DER: any order
+	if mallory.Subject.CommonName != "mallory" || strings.Join(groups, ",") != "mvp:testers,team-b" {
+		t.Errorf("issued subject = %v", mallory.Subject)
+	}
+	if _, err := tls.LoadX509KeyPair(issued.CertFile, issued.KeyFile); err != nil || len(issued.Cert.Certificate) != 1 {
+		t.Errorf("issued key pair: %v", err)
 	}
 	if _, err := tls.LoadX509KeyPair(p.ServingCertFile, p.ServingKeyFile); err != nil {
 		t.Errorf("serving key pair: %v", err)

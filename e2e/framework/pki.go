@@ -63,6 +63,41 @@ type PKI struct {
 	CAPEM []byte
 	// AdminCert is the admin client certificate with its key.
 	AdminCert tls.Certificate
+
+	ca *keyPair
+}
+
+// ClientCert is a client certificate issued by a control plane's CA, as PEM
+// files and in memory.
+type ClientCert struct {
+	CertFile, KeyFile string
+	Cert              tls.Certificate
+}
+
+// IssueClientCert issues a client certificate from the control plane's CA
+// for user (its common name) in groups (its organizations), as a cluster
+// administrator hands one to a person: the servers authenticate it like any
+// other client certificate, and RBAC decides what it may do. The files are
+// written under Dir as <user>.crt and <user>.key.
+func (p *PKI) IssueClientCert(user string, groups ...string) (ClientCert, error) {
+	kp, err := p.ca.issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: user, Organization: groups},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+	if err != nil {
+		return ClientCert{}, err
+	}
+	c := ClientCert{CertFile: filepath.Join(p.Dir, user+".crt"), KeyFile: filepath.Join(p.Dir, user+".key")}
+	if err := os.WriteFile(c.CertFile, kp.certPEM, 0o600); err != nil {
+		return ClientCert{}, err
+	}
+	if err := os.WriteFile(c.KeyFile, kp.keyPEM, 0o600); err != nil {
+		return ClientCert{}, err
+	}
+	if c.Cert, err = tls.X509KeyPair(kp.certPEM, kp.keyPEM); err != nil {
+		return ClientCert{}, err
+	}
+	return c, nil
 }
 
 // NewPKI generates a PKI and writes it under dir.
@@ -126,6 +161,7 @@ func NewPKI(dir string) (*PKI, error) {
 	}
 	p.Token = hex.EncodeToString(token)
 	p.CAPEM = ca.certPEM
+	p.ca = ca
 
 	writes := []struct {
 		path string
