@@ -120,6 +120,16 @@ var (
 func emulationSetup(t *testing.T) (*framework.ControlPlane, *proxyProcess, string) {
 	t.Helper()
 	cp := framework.Start(t, framework.Options{Versions: []string{newVersion}})
+	p, dir := emulationProxy(t, cp)
+	return cp, p, dir
+}
+
+// emulationProxy creates the CRD that keeps v1alpha1's schema on cp and
+// starts a proxy in front of cp given the seed rules, the built-in rules of
+// testdata/rules and extra flags. It returns the proxy and a directory for
+// the test's files.
+func emulationProxy(t *testing.T, cp *framework.ControlPlane, extra ...string) (*proxyProcess, string) {
+	t.Helper()
 	dir := t.TempDir()
 	write := func(name, data string) string {
 		p := filepath.Join(dir, name)
@@ -145,8 +155,8 @@ func emulationSetup(t *testing.T) (*framework.ControlPlane, *proxyProcess, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startProxy(t, cp, "--rules", write("seed.yaml", seedRules), "--rules", builtin, "--openapi-from", openAPI, "--refresh-interval", "2s")
-	return cp, p, dir
+	args := []string{"--rules", write("seed.yaml", seedRules), "--rules", builtin, "--openapi-from", openAPI, "--refresh-interval", "2s"}
+	return startProxy(t, cp, append(args, extra...)...), dir
 }
 
 func kubectlIn(t *testing.T, ctx context.Context, env []string, stdin string, kubeconfig string, args ...string) (string, error) {
