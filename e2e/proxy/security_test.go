@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +59,13 @@ const (
 	// escalationName is the ClusterRoleBinding mallory tries to create.
 	escalationName = "adversarial-escalation"
 )
+
+// advLimits are the proxy's limits in this suite, below their defaults so
+// that the slow clients meet all of them within seconds: a body must arrive
+// within 5s, 32 MiB of bodies may be held at once (so 31 slow bodies of
+// 1 MiB), and 150 client connections may be open (the rest wait to be
+// accepted).
+var advLimits = []string{"--request-body-timeout=5s", "--max-buffered-request-bytes=33554432", "--max-connections=150"}
 
 // protocols are the client protocols every request is tried over.
 var protocols = []string{"h1", "h2"}
@@ -130,7 +139,7 @@ func TestProxy_Adversarial(t *testing.T) {
 func newAdvEnv(t *testing.T) *advEnv {
 	t.Helper()
 	cp := framework.Start(t, framework.Options{Versions: []string{oldVersion, newVersion}})
-	p, _ := emulationProxy(t, cp)
+	p, _ := emulationProxy(t, cp, advLimits...)
 	e := &advEnv{cp: cp, proxy: p, direct: cp.Server(1).URL, clients: map[string]*http.Client{}}
 	t.Cleanup(func() {
 		e.mu.Lock()
@@ -178,13 +187,13 @@ func newAdvEnv(t *testing.T) *advEnv {
 	// v1alpha1, within moments; bounded waits for both.
 	for _, who := range []principal{e.mallory, e.malloryToken, e.editor} {
 		for _, s := range cp.Servers() {
-			e.await(t, ctx, fmt.Sprintf("%s may list customresources on %s", who.name, s.Version), func() bool {
-				return e.sendTo(t, s.URL, who, "h2", http.MethodGet, crServed, nil, nil).code == http.StatusOK
+			e.await(t, ctx, fmt.Sprintf("%s may list customresources on %s", who.name, s.Version), func() error {
+				return is200(e.sendTo(t, s.URL, who, "h2", http.MethodGet, crServed, nil, nil))
 			})
 		}
 	}
-	e.await(t, ctx, "the proxy emulates myapps.example.com/v1alpha1", func() bool {
-		return e.send(t, e.admin, "h2", http.MethodGet, crEmulated, nil, nil).code == http.StatusOK
+	e.await(t, ctx, "the proxy emulates myapps.example.com/v1alpha1", func() error {
+		return is200(e.send(t, e.admin, "h2", http.MethodGet, crEmulated, nil, nil))
 	})
 	return e
 }
@@ -223,16 +232,28 @@ func createRBAC(t *testing.T, ctx context.Context, cs *kubernetes.Clientset) {
 	bind("adversarial-editor", "adversarial-editor", rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "mvp:editors"})
 }
 
-// await polls cond every 100ms until it holds or ctx ends.
-func (e *advEnv) await(t *testing.T, ctx context.Context, what string, cond func() bool) {
+// await polls cond every 100ms until it returns nil or ctx ends.
+func (e *advEnv) await(t *testing.T, ctx context.Context, what string, cond func() error) {
 	t.Helper()
-	for !cond() {
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("waiting until %s: %v", what, ctx.Err())
+			t.Fatalf("waiting until %s: %v (last: %v)", what, ctx.Err(), err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// is200 is nil for a 200, else the answer as an error.
+func is200(a answer) error {
+	if a.code == http.StatusOK {
+		return nil
+	}
+	return errors.New(a.String())
 }
 
 // checkProxy is the end of every subtest: the proxy is ready, and its peak
@@ -542,7 +563,7 @@ const escalation = `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Cluster
 
 // wsUpgrade are the headers of a WebSocket upgrade, after a Connection
 // header that lists Upgrade.
-var wsUpgrade = []string{"Upgrade: websocket", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="}
+var wsUpgrade = []string{"Upgrade: websocket", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Origin: https://127.0.0.1"}
 
 // testHopByHop: a client-certificate user names its identity headers (and
 // Authorization, X-Remote-*) in Connection over HTTP/1.1, plainly and in
@@ -673,10 +694,11 @@ func (e *advEnv) testForgedIdentity(t *testing.T) {
 	}
 	for _, who := range []principal{e.mallory, e.malloryToken, e.anonymous} {
 		for _, c := range cases {
+			// mallory may list customresources, not secrets.
 			for _, path := range [][2]string{{secretsPath, secretsPath}, {crEmulated, crServed}} {
 				want := e.sendDirect(t, who, "h2", http.MethodGet, path[1], c.h, nil)
-				if want.code < 400 {
-					t.Fatalf("kube-apiserver let %s in with %s: %s", who.name, c.name, want)
+				if path[0] == secretsPath && want.code < 400 {
+					t.Fatalf("kube-apiserver let %s list secrets with %s: %s", who.name, c.name, want)
 				}
 				for _, proto := range protocols {
 					got := e.send(t, who, proto, http.MethodGet, path[0], c.h, nil)
@@ -876,20 +898,173 @@ func (e *advEnv) watchAll(t *testing.T, who principal, proto, path string, names
 	}
 }
 
+// debugPaths are the proxy's own endpoints besides /healthz.
+var debugPaths = []string{"/metrics", "/debug/capabilities", "/debug/pprof/", "/debug/pprof/goroutine?debug=2", "/debug/pprof/heap"}
+
 // testMetricsAndDebug: the proxy's own /metrics and /debug endpoints are
-// not reachable through the API port (kube-apiserver's answer for the
-// client there), and the metrics listener answers unauthenticated clients
-// with 401 or 403 when it is not on loopback.
+// not reachable through the API port (there, kube-apiserver answers for
+// the client), and the metrics listener as deploy/ runs it, off loopback,
+// answers 401 to clients without credentials and 403 to those the cluster
+// does not allow the path.
 func (e *advEnv) testMetricsAndDebug(t *testing.T) {
-	paths := []string{"/metrics", "/debug/capabilities", "/debug/pprof/", "/debug/pprof/goroutine?debug=2", "/debug/pprof/heap"}
 	for _, who := range []principal{e.anonymous, e.mallory, e.malloryToken} {
-		for _, path := range paths {
+		for _, path := range debugPaths {
 			want := e.sendDirect(t, who, "h2", http.MethodGet, path, nil, nil)
 			for _, proto := range protocols {
 				got := e.send(t, who, proto, http.MethodGet, path, nil, nil)
 				if got.code != want.code || bytes.Contains(got.body, []byte("mvpctl_")) || bytes.Contains(got.body, []byte(`"backends"`)) {
 					t.Errorf("%s GET %s over %s: %s; kube-apiserver answers %s", who.name, path, protoName(proto), got, want)
 				}
+			}
+		}
+	}
+	t.Run("MetricsListenerOffLoopback", e.testMetricsListener)
+}
+
+// deployMetricsListen is the --metrics-listen of deploy/'s Deployment.
+func deployMetricsListen(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../deploy/base/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if _, v, ok := strings.Cut(line, "--metrics-listen="); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatal("deploy/base/deployment.yaml has no --metrics-listen")
+	return ""
+}
+
+// loopbackName is a host name other than localhost that resolves to
+// loopback addresses only. The proxy takes any name but localhost for an
+// address off loopback (what a name resolves to may change), so a metrics
+// listener on it is protected as off loopback while its socket stays on
+// loopback, as the tests' sockets must.
+func loopbackName(t *testing.T) string {
+	t.Helper()
+	host, _ := os.Hostname()
+	for _, name := range []string{host, "ip6-localhost", "ip6-loopback", "localhost.localdomain", "localhost6", "localhost4"} {
+		if name == "" || name == "localhost" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		addrs, err := net.DefaultResolver.LookupIPAddr(ctx, name)
+		cancel()
+		loopback := err == nil && len(addrs) > 0
+		for _, a := range addrs {
+			loopback = loopback && a.IP.IsLoopback()
+		}
+		if loopback {
+			return name
+		}
+	}
+	t.Skip("no host name other than localhost resolves to loopback addresses only here")
+	return ""
+}
+
+// testMetricsListener runs a proxy with deploy/'s metrics configuration
+// (its serving certificate, the client CA, the proxy's credentials for
+// TokenReview and SubjectAccessReview, and deploy/'s RBAC for readers) on a
+// loopback socket the proxy takes for one off loopback.
+func (e *advEnv) testMetricsListener(t *testing.T) {
+	if host, _, err := net.SplitHostPort(deployMetricsListen(t)); err != nil || host == "localhost" || net.ParseIP(host).IsLoopback() {
+		t.Fatalf("deploy/ serves metrics on loopback (%q, %v): this test reproduces its configuration off loopback", host, err)
+	}
+	name := loopbackName(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	direct := e.cp.Server(1).Kubeconfig
+	if out, err := kubectl(t, ctx, direct, "apply", "-f", "../../deploy/base/rbac.yaml"); err != nil {
+		t.Fatalf("applying deploy/base/rbac.yaml: %v\n%s", err, out)
+	}
+	cs := kubernetes.NewForConfigOrDie(e.cp.Server(1).RESTConfig())
+	if _, err := cs.CoreV1().ServiceAccounts(advNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "scraper"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kubectl(t, ctx, direct, "create", "clusterrolebinding", "adversarial-scraper", "--clusterrole=mvpctl-proxy-metrics-reader", "--serviceaccount="+advNamespace+":scraper"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	tok, err := cs.CoreV1().ServiceAccounts(advNamespace).CreateToken(ctx, "scraper", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scraper := principal{name: "scraper (metrics reader token)", token: tok.Status.Token}
+
+	cert, key := servingCert(t)
+	port, mport := freePort(t), freePort(t)
+	p := &proxyProcess{args: []string{"proxy",
+		"--listen", "127.0.0.1:" + strconv.Itoa(port),
+		"--metrics-listen", net.JoinHostPort(name, strconv.Itoa(mport)),
+		"--tls-cert-file", cert, "--tls-private-key-file", key,
+		"--client-ca-file", e.cp.PKI.CAFile,
+		"--kubeconfig", direct, "--context", "admin",
+		"--backend", e.cp.Server(1).URL, "--profiling", "--log-format", "json",
+	}}
+	if p.logf, err = os.Create(filepath.Join(t.TempDir(), "metrics-proxy.log")); err != nil {
+		t.Fatal(err)
+	}
+	p.start(t)
+	defer func() {
+		p.stop(10 * time.Second)
+		p.logf.Close()
+	}()
+
+	certPEM, err := os.ReadFile(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(certPEM)
+	get := func(who principal, path string) (answer, error) {
+		tc := &tls.Config{RootCAs: roots, ServerName: "localhost", MinVersion: tls.VersionTLS12}
+		if who.cert != nil {
+			tc.Certificates = []tls.Certificate{*who.cert}
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 30 * time.Second}
+		defer c.CloseIdleConnections()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+net.JoinHostPort(name, strconv.Itoa(mport))+path, nil)
+		if err != nil {
+			return answer{}, err
+		}
+		if who.token != "" {
+			req.Header.Set("Authorization", "Bearer "+who.token)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return answer{}, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return answer{code: resp.StatusCode, body: b}, err
+	}
+	e.await(t, ctx, "the metrics listener on "+name+" serves /healthz over TLS", func() error {
+		a, err := get(e.anonymous, "/healthz")
+		if err != nil {
+			return err
+		}
+		return is200(a)
+	})
+	for _, c := range []struct {
+		who  principal
+		want func(path string) int
+	}{
+		{e.anonymous, func(string) int { return http.StatusUnauthorized }},
+		{e.mallory, func(string) int { return http.StatusForbidden }},
+		{e.malloryToken, func(string) int { return http.StatusForbidden }},
+		{scraper, func(path string) int {
+			if path == "/metrics" {
+				return http.StatusOK
+			}
+			return http.StatusForbidden
+		}},
+		{e.admin, func(string) int { return http.StatusOK }},
+	} {
+		for _, path := range debugPaths {
+			a, err := get(c.who, path)
+			if err != nil || a.code != c.want(path) {
+				t.Errorf("%s GET %s on the metrics listener: %s %v, want %d", c.who.name, path, a, err, c.want(path))
 			}
 		}
 	}
@@ -927,9 +1102,11 @@ func (e *advEnv) testSlowBodies(t *testing.T) {
 		}
 	}
 	// The admin's connections are open before the attack.
+	e.createServed(t, "steady", nil, nil)
+	adminPaths := []string{crEmulated + "/steady", "/api/v1/namespaces/" + advNamespace + "/configmaps"}
 	for _, proto := range protocols {
-		if a := e.send(t, e.admin, proto, http.MethodGet, crEmulated, nil, nil); a.code != http.StatusOK {
-			t.Fatalf("admin list before the attack: %s", a)
+		if a := e.send(t, e.admin, proto, http.MethodGet, adminPaths[0], nil, nil); a.code != http.StatusOK {
+			t.Fatalf("admin GET before the attack: %s", a)
 		}
 	}
 
@@ -956,7 +1133,7 @@ func (e *advEnv) testSlowBodies(t *testing.T) {
 		}
 	}
 	for _, proto := range protocols {
-		for _, path := range []string{crEmulated, "/api/v1/namespaces/" + advNamespace + "/configmaps"} {
+		for _, path := range adminPaths {
 			if a := e.send(t, e.admin, proto, http.MethodGet, path, nil, nil); a.code != http.StatusOK {
 				t.Errorf("admin GET %s over %s during the attack: %s", path, protoName(proto), a)
 			}
