@@ -991,6 +991,11 @@ func (e *advEnv) testMetricsListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	scraper := principal{name: "scraper (metrics reader token)", token: tok.Status.Token}
+	// The role grants the servers' own /metrics too: once the scraper reads
+	// it, the binding is in the server's RBAC cache.
+	e.await(t, ctx, "the scraper may get /metrics", func() error {
+		return is200(e.sendDirect(t, scraper, "h2", http.MethodGet, "/metrics", nil, nil))
+	})
 
 	cert, key := servingCert(t)
 	port, mport := freePort(t), freePort(t)
@@ -1148,7 +1153,7 @@ func (e *advEnv) testSlowBodies(t *testing.T) {
 		switch {
 		case o.err != nil && errors.Is(o.err, os.ErrDeadlineExceeded):
 			kind = "no answer within the bound"
-		case o.err != nil && (errors.Is(o.err, io.EOF) || errors.Is(o.err, io.ErrUnexpectedEOF) || errors.Is(o.err, syscall.ECONNRESET) || errors.As(o.err, new(http2.GoAwayError))):
+		case o.err != nil && (errors.Is(o.err, io.EOF) || errors.Is(o.err, io.ErrUnexpectedEOF) || errors.Is(o.err, syscall.ECONNRESET) || errors.Is(o.err, syscall.EPIPE) || errors.As(o.err, new(http2.GoAwayError))):
 			kind = "closed by the proxy"
 		case o.err != nil:
 			kind = "error " + o.err.Error()
