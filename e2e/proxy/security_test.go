@@ -103,10 +103,11 @@ type advEnv struct {
 	clients map[string]*http.Client
 }
 
-// TestProxy_Adversarial is the adversarial suite of issue 13. Every attempt
-// ends in kube-apiserver's answer for the attacker (or the proxy's 400, 408,
-// 429 for what kube-apiserver refuses alike), never in the proxy's identity;
-// after each subtest the proxy is ready and its peak memory is bounded.
+// TestProxy_Adversarial attacks the proxy as unprivileged clients (results:
+// docs/security.md). Every attempt ends in kube-apiserver's answer for the
+// attacker (or the proxy's 400, 408, 429 where it refuses first), never in
+// the proxy's identity; after each subtest the proxy is ready and its peak
+// memory is bounded.
 func TestProxy_Adversarial(t *testing.T) {
 	e := newAdvEnv(t)
 	start := time.Now()
@@ -323,7 +324,8 @@ func (a answer) object(t *testing.T) map[string]any {
 	return m
 }
 
-// names mallory in a 403 from kube-apiserver: the request reached it as her.
+// namesUser reports whether a 403 of kube-apiserver names user: the request
+// reached it as that user.
 func (a answer) namesUser(user string) bool {
 	return bytes.Contains(a.body, []byte(`User \"`+user+`\"`)) || bytes.Contains(a.body, []byte(`User "`+user+`"`))
 }
@@ -398,7 +400,7 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// crV1alpha1 is a v1alpha1 CustomResource as an old client writes it.
+// crV1alpha1Object is a v1alpha1 CustomResource as an old client writes it.
 func crV1alpha1Object(name string, timeout int) map[string]any {
 	return map[string]any{
 		"apiVersion": "myapps.example.com/v1alpha1", "kind": "CustomResource",
