@@ -227,7 +227,8 @@ func (em *emulation) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body []byte
-	if r.Body != nil && r.Body != http.NoBody {
+	// HTTP/2 requests always have a Body; a length of 0 means none was sent.
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 		if !em.e.p.establish(w, r) {
 			return
 		}

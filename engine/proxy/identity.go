@@ -110,9 +110,13 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*identity,
 	if requested := identityHeaders(r.Header, false); len(requested) > 0 {
 		if err := p.authorizeImpersonation(r.Context(), user, groups, requested); err != nil {
 			var fe *forbiddenError
-			if errors.As(err, &fe) {
+			var be *badImpersonationError
+			switch {
+			case errors.As(err, &be):
+				writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, be.Error(), 0)
+			case errors.As(err, &fe):
 				writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, fe.Error(), 0)
-			} else {
+			default:
 				writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
 					"cannot check impersonation with the kube-apiserver: "+err.Error(), p.opts.RetryAfterSeconds)
 			}
@@ -306,6 +310,12 @@ type forbiddenError struct{ msg string }
 
 func (e *forbiddenError) Error() string { return e.msg }
 
+// badImpersonationError is impersonation the apiserver refuses as malformed
+// (400), whoever asks: groups, a uid or extras without a user.
+type badImpersonationError struct{ msg string }
+
+func (e *badImpersonationError) Error() string { return e.msg }
+
 // authorizeImpersonation checks, like the apiserver's impersonation filter,
 // that user may impersonate every user, group, uid and extra in h (whose
 // keys are canonical).
@@ -318,7 +328,7 @@ func (p *Proxy) authorizeImpersonation(ctx context.Context, user string, groups 
 		}
 		checks = append(checks, attr)
 	} else {
-		return &forbiddenError{msg: "requested impersonation without a user (Impersonate-User)"}
+		return &badImpersonationError{msg: "requested impersonation without impersonating a user (Impersonate-User)"}
 	}
 	for _, g := range h.Values(authenticationv1.ImpersonateGroupHeader) {
 		checks = append(checks, authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "groups", Name: g})
@@ -426,8 +436,9 @@ const (
 // them, and the conversion is the expensive part of emulation. It sends a
 // SelfSubjectReview with the client's identity; a 2xx or a 403 (the
 // authorizer's answer: authentication succeeded, e.g. an anonymous user on a
-// cluster that allows anonymous requests) establishes it for a while. Any
-// other answer (401, 429, 5xx) goes to the client, and false is reported.
+// cluster that allows anonymous requests) establishes it for a while. The
+// apiserver's other answers (401, 400, 429, 5xx) go to the client, and false
+// is reported.
 // A verified client certificate is established by the TLS handshake.
 func (p *Proxy) establish(w http.ResponseWriter, r *http.Request) bool {
 	id := identityFrom(r.Context())
@@ -461,11 +472,13 @@ func (p *Proxy) establish(w http.ResponseWriter, r *http.Request) bool {
 	case code >= 200 && code < 300, code == http.StatusForbidden:
 		p.established.Add(key, struct{}{}, establishedTTL)
 		return true
-	case code == http.StatusUnauthorized, code == http.StatusTooManyRequests, code >= 500:
-		b.writeTo(w)
-	default:
+	case code == http.StatusNotFound, code < 200, code >= 300 && code < 400:
 		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
 			fmt.Sprintf("cannot establish the client's identity before converting its request: a SelfSubjectReview (authentication.k8s.io/v1) got HTTP %d", code), 0)
+	default:
+		// The apiserver's own answer for this client: 401, a 400 for
+		// malformed impersonation, 429, 5xx.
+		b.writeTo(w)
 	}
 	return false
 }
