@@ -27,13 +27,7 @@ type ConversionDataError struct {
 }
 
 func (e *ConversionDataError) Error() string {
-	obj := e.Name
-	if e.Namespace != "" {
-		obj = e.Namespace + "/" + e.Name
-	}
-	if obj == "" {
-		obj = "<unnamed>"
-	}
+	obj := objectRef(e.Namespace, e.Name)
 	return fmt.Sprintf("converting %s %s (%s) %s by rule %s: annotation %s: %v", e.GVK.Kind, obj, e.GVK.GroupVersion(), e.Direction, e.RuleID, rules.ConversionDataAnnotation, e.Err)
 }
 

@@ -154,13 +154,7 @@ type ConversionError struct {
 }
 
 func (e *ConversionError) Error() string {
-	obj := e.Name
-	if e.Namespace != "" {
-		obj = e.Namespace + "/" + e.Name
-	}
-	if obj == "" {
-		obj = "<unnamed>"
-	}
+	obj := objectRef(e.Namespace, e.Name)
 	return fmt.Sprintf("converting %s %s (%s) %s by rule %s: %v", e.GVK.Kind, obj, e.GVK.GroupVersion(), e.Direction, e.RuleID, e.Err)
 }
 
@@ -191,13 +185,7 @@ type UnconvertedError struct {
 }
 
 func (e *UnconvertedError) Error() string {
-	obj := e.Name
-	if e.Namespace != "" {
-		obj = e.Namespace + "/" + e.Name
-	}
-	if obj == "" {
-		obj = "<unnamed>"
-	}
+	obj := objectRef(e.Namespace, e.Name)
 	gr := schema.GroupResource{Group: e.GVK.Group, Resource: e.Resource}
 	return fmt.Sprintf("%s %s (%s): no rule converts %s from %s to %s", e.GVK.Kind, obj, e.GVK.GroupVersion(), gr, e.GVK.GroupVersion(), e.To)
 }
@@ -606,6 +594,18 @@ func objectGVK(obj map[string]any) (schema.GroupVersionKind, error) {
 func stringField(obj map[string]any, k string) string {
 	s, _ := obj[k].(string)
 	return s
+}
+
+// objectRef names an object in an error: namespace/name, or <unnamed>.
+func objectRef(namespace, name string) string {
+	ref := name
+	if namespace != "" {
+		ref = namespace + "/" + name
+	}
+	if ref == "" {
+		return "<unnamed>"
+	}
+	return ref
 }
 
 func objectNamespaceName(obj map[string]any) (string, string) {

@@ -12,7 +12,6 @@ import (
 	"net/textproto"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -261,20 +260,14 @@ func (id *identity) check(h http.Header) error {
 			continue
 		}
 		if want, ok := id.header[k]; !ok || !slices.Equal(vs, want) {
-			return &identityError{fmt.Sprintf("the request's identity header %s is not the client's (the client's are %v)", k, sortedKeys(id.header))}
+			return &identityError{fmt.Sprintf("the request's identity header %s is not the client's (the client's are %v)", k, slices.Sorted(maps.Keys(id.header)))}
 		}
 		n++
 	}
 	if n != len(id.header) {
-		return &identityError{fmt.Sprintf("the request lacks some of the client's identity headers %v", sortedKeys(id.header))}
+		return &identityError{fmt.Sprintf("the request lacks some of the client's identity headers %v", slices.Sorted(maps.Keys(id.header)))}
 	}
 	return nil
-}
-
-func sortedKeys(h http.Header) []string {
-	keys := slices.Collect(maps.Keys(h))
-	sort.Strings(keys)
-	return keys
 }
 
 // key identifies the identity for caches: a hash, so that no credential is
@@ -289,7 +282,7 @@ func (id *identity) key(parts ...string) [sha256.Size]byte {
 	} else {
 		h.Write([]byte{0})
 	}
-	for _, k := range sortedKeys(id.header) {
+	for _, k := range slices.Sorted(maps.Keys(id.header)) {
 		h.Write([]byte{0})
 		h.Write([]byte(k))
 		for _, v := range id.header[k] {
@@ -336,7 +329,7 @@ func (p *Proxy) authorizeImpersonation(ctx context.Context, user string, groups 
 	if uid := h.Get(authenticationv1.ImpersonateUIDHeader); uid != "" {
 		checks = append(checks, authorizationv1.ResourceAttributes{Verb: "impersonate", Group: "authentication.k8s.io", Resource: "uids", Name: uid})
 	}
-	for _, k := range sortedKeys(h) {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
 		key, ok := strings.CutPrefix(k, authenticationv1.ImpersonateUserExtraHeaderPrefix)
 		if !ok {
 			continue
