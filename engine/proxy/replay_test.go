@@ -2,8 +2,14 @@ package proxy
 
 import (
 	"bytes"
+	"context"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,5 +99,61 @@ func TestProxy_UnansweredProtobufCreateIsRepeatedOnlyWithAName(t *testing.T) {
 				t.Errorf("POST = %d with %d requests to alive, want %d and %d", resp.StatusCode, alive.hits.Load(), want, wantHits)
 			}
 		})
+	}
+}
+
+// flakyConn fails every write once broken, having written nothing: what a
+// keep-alive connection the server has just closed looks like to net/http.
+type flakyConn struct {
+	net.Conn
+	broken *atomic.Bool
+}
+
+func (c flakyConn) Write(b []byte) (int, error) {
+	if c.broken.Load() {
+		return 0, syscall.EPIPE
+	}
+	return c.Conn.Write(b)
+}
+
+// net/http sends a request it could not write on a reused connection again
+// on a new one; when that dial is refused, the request never reached a
+// server, however far the first attempt got: the client gets 503 with
+// Retry-After (repeat it), not 502 (it may have been applied).
+func TestProxy_RequestWhoseRedialIsRefusedWasNotSent(t *testing.T) {
+	f := newFake(t, "restarting", "v1.36.3", "v1/configmaps")
+	p, err := New(Options{Backends: []Backend{f.backend()}, HealthInterval: time.Hour, RetryAfterSeconds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var broken atomic.Bool
+	for _, b := range p.list() {
+		for _, tr := range []*http.Transport{b.plain, b.identity} {
+			dial := (&net.Dialer{}).DialContext
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if broken.Load() {
+					return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+				}
+				c, err := dial(ctx, network, addr)
+				return flakyConn{Conn: c, broken: &broken}, err
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	p.Run(ctx)
+	if err := p.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+
+	if code, _, body := doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", ""); code != http.StatusOK {
+		t.Fatalf("GET = %d %s", code, body)
+	}
+	broken.Store(true)
+	code, hdr, body := doJSON(t, http.MethodDelete, srv.URL+cmPath+"/a", "")
+	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" {
+		t.Errorf("DELETE = %d (Retry-After %q) %s, want 503 with Retry-After 1", code, hdr.Get("Retry-After"), body)
 	}
 }

@@ -46,6 +46,15 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		var wrote, reused, answered atomic.Bool
 		trace := &httptrace.ClientTrace{
+			// net/http retries on a new connection a request it could not
+			// write on a reused one (headers buffered, flush failed): what
+			// counts is the last connection's story, so each one starts it
+			// afresh.
+			GetConn: func(string) {
+				wrote.Store(false)
+				reused.Store(false)
+				answered.Store(false)
+			},
 			GotConn:              func(ci httptrace.GotConnInfo) { reused.Store(ci.Reused) },
 			WroteHeaders:         func() { wrote.Store(true) },
 			GotFirstResponseByte: func() { answered.Store(true) },
