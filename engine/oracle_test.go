@@ -18,6 +18,10 @@ import (
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	flowcontrolv1beta1 "k8s.io/api/flowcontrol/v1beta1"
+	flowcontrolv1beta2 "k8s.io/api/flowcontrol/v1beta2"
+	flowcontrolv1beta3 "k8s.io/api/flowcontrol/v1beta3"
 	networkingv1 "k8s.io/api/networking/v1"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -46,6 +50,10 @@ var oraclePairs = []struct {
 	// version applied first) where it exists, because that is what a client
 	// of the old version got from a server.
 	served bool
+	// to is the group/version of the pair's other side when it is reached
+	// through a chain of rules (flowcontrol v1beta1 -> v1beta3 -> v1); empty
+	// means the rule's toVersion.
+	to string
 }{
 	{dir: "pdb-policy-v1beta1-v1", rule: "poddisruptionbudgets.policy/v1beta1->v1"},
 	{dir: "ingress-networking-v1beta1-v1", rule: "ingresses.networking.k8s.io/v1beta1->v1", served: true},
@@ -54,6 +62,13 @@ var oraclePairs = []struct {
 	{dir: "hpa-autoscaling-v2beta2-v2", rule: "horizontalpodautoscalers.autoscaling/v2beta2->v2"},
 	{dir: "hpa-autoscaling-v1-v2", rule: "horizontalpodautoscalers.autoscaling/v1->v2"},
 	{dir: "lease-coordination-v1beta1-v1", rule: "leases.coordination.k8s.io/v1beta1->v1"},
+	// flowcontrol.apiserver.k8s.io: v1beta1 and v1beta2 reach v1 through v1beta3.
+	{dir: "flowschema-flowcontrol-v1beta1-v1", rule: "flowschemas.flowcontrol.apiserver.k8s.io/v1beta1->v1beta3", served: true, to: "flowcontrol.apiserver.k8s.io/v1"},
+	{dir: "flowschema-flowcontrol-v1beta2-v1", rule: "flowschemas.flowcontrol.apiserver.k8s.io/v1beta2->v1beta3", served: true, to: "flowcontrol.apiserver.k8s.io/v1"},
+	{dir: "flowschema-flowcontrol-v1beta3-v1", rule: "flowschemas.flowcontrol.apiserver.k8s.io/v1beta3->v1", served: true},
+	{dir: "prioritylevel-flowcontrol-v1beta1-v1", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta1->v1beta3", served: true, to: "flowcontrol.apiserver.k8s.io/v1"},
+	{dir: "prioritylevel-flowcontrol-v1beta2-v1", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta2->v1beta3", served: true, to: "flowcontrol.apiserver.k8s.io/v1"},
+	{dir: "prioritylevel-flowcontrol-v1beta3-v1", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta3->v1", served: true},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -101,9 +116,13 @@ func TestOracle(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					obj := readJSON(t, in)
 					from, _ := schema.ParseGroupVersion(obj["apiVersion"].(string))
-					to, label := rule.Forward.To, labelOf(rule.Forward.To)
-					if from == rule.Forward.To {
-						to, label = rule.Forward.From, labelOf(rule.Forward.From)
+					near, far := rule.Forward.From, rule.Forward.To
+					if pair.to != "" {
+						far, _ = schema.ParseGroupVersion(pair.to)
+					}
+					to, label := far, labelOf(far)
+					if from == far {
+						to, label = near, labelOf(near)
 					}
 					stem := name[:strings.LastIndex(name, ".")]
 					want := filepath.Join(dir, "out", stem+"."+label+".json")
@@ -223,6 +242,22 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &coordinationv1.Lease{}
 	case "coordination.k8s.io/v1beta1/Lease":
 		return &coordinationv1beta1.Lease{}
+	case "flowcontrol.apiserver.k8s.io/v1/FlowSchema":
+		return &flowcontrolv1.FlowSchema{}
+	case "flowcontrol.apiserver.k8s.io/v1beta1/FlowSchema":
+		return &flowcontrolv1beta1.FlowSchema{}
+	case "flowcontrol.apiserver.k8s.io/v1beta2/FlowSchema":
+		return &flowcontrolv1beta2.FlowSchema{}
+	case "flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema":
+		return &flowcontrolv1beta3.FlowSchema{}
+	case "flowcontrol.apiserver.k8s.io/v1/PriorityLevelConfiguration":
+		return &flowcontrolv1.PriorityLevelConfiguration{}
+	case "flowcontrol.apiserver.k8s.io/v1beta1/PriorityLevelConfiguration":
+		return &flowcontrolv1beta1.PriorityLevelConfiguration{}
+	case "flowcontrol.apiserver.k8s.io/v1beta2/PriorityLevelConfiguration":
+		return &flowcontrolv1beta2.PriorityLevelConfiguration{}
+	case "flowcontrol.apiserver.k8s.io/v1beta3/PriorityLevelConfiguration":
+		return &flowcontrolv1beta3.PriorityLevelConfiguration{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

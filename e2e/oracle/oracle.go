@@ -40,6 +40,10 @@ import (
 	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
 	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
 	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
+
+	flowcontrolinstall "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
+	resourceinstall "k8s.io/kubernetes/pkg/apis/resource/install"
+	storageinstall "k8s.io/kubernetes/pkg/apis/storage/install"
 )
 
 // KubernetesVersion is the k8s.io/kubernetes module version the fixtures come
@@ -145,6 +149,73 @@ var Pairs = []Pair{
 			"v1":      "coordination.k8s.io.v1.Lease.json",
 		},
 	},
+	// flowcontrol.apiserver.k8s.io: every beta version against v1, the hub.
+	{
+		Name: "flowschema-flowcontrol-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("flowcontrol.apiserver.k8s.io", "v1beta1", "FlowSchema")},
+			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "flowcontrol.apiserver.k8s.io.v1beta1.FlowSchema.json",
+			"v1":      "flowcontrol.apiserver.k8s.io.v1.FlowSchema.json",
+		},
+	},
+	{
+		Name: "flowschema-flowcontrol-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("flowcontrol.apiserver.k8s.io", "v1beta2", "FlowSchema")},
+			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "flowcontrol.apiserver.k8s.io.v1beta2.FlowSchema.json",
+			"v1":      "flowcontrol.apiserver.k8s.io.v1.FlowSchema.json",
+		},
+	},
+	{
+		Name: "flowschema-flowcontrol-v1beta3-v1",
+		Sides: [2]Side{
+			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "FlowSchema")},
+			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta3": "flowcontrol.apiserver.k8s.io.v1beta3.FlowSchema.json",
+			"v1":      "flowcontrol.apiserver.k8s.io.v1.FlowSchema.json",
+		},
+	},
+	{
+		Name: "prioritylevel-flowcontrol-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("flowcontrol.apiserver.k8s.io", "v1beta1", "PriorityLevelConfiguration")},
+			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "flowcontrol.apiserver.k8s.io.v1beta1.PriorityLevelConfiguration.json",
+			"v1":      "flowcontrol.apiserver.k8s.io.v1.PriorityLevelConfiguration.json",
+		},
+	},
+	{
+		Name: "prioritylevel-flowcontrol-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("flowcontrol.apiserver.k8s.io", "v1beta2", "PriorityLevelConfiguration")},
+			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "flowcontrol.apiserver.k8s.io.v1beta2.PriorityLevelConfiguration.json",
+			"v1":      "flowcontrol.apiserver.k8s.io.v1.PriorityLevelConfiguration.json",
+		},
+	},
+	{
+		Name: "prioritylevel-flowcontrol-v1beta3-v1",
+		Sides: [2]Side{
+			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "PriorityLevelConfiguration")},
+			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta3": "flowcontrol.apiserver.k8s.io.v1beta3.PriorityLevelConfiguration.json",
+			"v1":      "flowcontrol.apiserver.k8s.io.v1.PriorityLevelConfiguration.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -157,6 +228,12 @@ func NewScheme() *runtime.Scheme {
 	extensionsinstall.Install(s)
 	networkinginstall.Install(s)
 	policyinstall.Install(s)
+	// flowcontrol.apiserver.k8s.io, resource.k8s.io, networking.k8s.io
+	// ServiceCIDR/IPAddress/IngressClass, storage.k8s.io
+	// VolumeAttributesClass, coordination.k8s.io LeaseCandidate.
+	flowcontrolinstall.Install(s)
+	resourceinstall.Install(s)
+	storageinstall.Install(s)
 	return s
 }
 
