@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	batchv1beta1 "k8s.io/api/batch/v1beta1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	coordinationv1alpha2 "k8s.io/api/coordination/v1alpha2"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
@@ -26,6 +27,9 @@ import (
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	storagev1 "k8s.io/api/storage/v1"
+	storagev1alpha1 "k8s.io/api/storage/v1alpha1"
+	storagev1beta1 "k8s.io/api/storage/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,6 +73,15 @@ var oraclePairs = []struct {
 	{dir: "prioritylevel-flowcontrol-v1beta1-v1", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta1->v1beta3", served: true, to: "flowcontrol.apiserver.k8s.io/v1"},
 	{dir: "prioritylevel-flowcontrol-v1beta2-v1", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta2->v1beta3", served: true, to: "flowcontrol.apiserver.k8s.io/v1"},
 	{dir: "prioritylevel-flowcontrol-v1beta3-v1", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta3->v1", served: true},
+	// networking.k8s.io ServiceCIDR, IPAddress, IngressClass.
+	{dir: "servicecidr-networking-v1beta1-v1", rule: "servicecidrs.networking.k8s.io/v1beta1->v1"},
+	{dir: "ipaddress-networking-v1beta1-v1", rule: "ipaddresses.networking.k8s.io/v1beta1->v1"},
+	{dir: "ingressclass-networking-v1beta1-v1", rule: "ingressclasses.networking.k8s.io/v1beta1->v1"},
+	// storage.k8s.io VolumeAttributesClass.
+	{dir: "volumeattributesclass-storage-v1alpha1-v1", rule: "volumeattributesclasses.storage.k8s.io/v1alpha1->v1"},
+	{dir: "volumeattributesclass-storage-v1beta1-v1", rule: "volumeattributesclasses.storage.k8s.io/v1beta1->v1"},
+	// coordination.k8s.io LeaseCandidate.
+	{dir: "leasecandidate-coordination-v1alpha2-v1beta1", rule: "leasecandidates.coordination.k8s.io/v1alpha2->v1beta1"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -258,6 +271,28 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &flowcontrolv1beta2.PriorityLevelConfiguration{}
 	case "flowcontrol.apiserver.k8s.io/v1beta3/PriorityLevelConfiguration":
 		return &flowcontrolv1beta3.PriorityLevelConfiguration{}
+	case "networking.k8s.io/v1/ServiceCIDR":
+		return &networkingv1.ServiceCIDR{}
+	case "networking.k8s.io/v1beta1/ServiceCIDR":
+		return &networkingv1beta1.ServiceCIDR{}
+	case "networking.k8s.io/v1/IPAddress":
+		return &networkingv1.IPAddress{}
+	case "networking.k8s.io/v1beta1/IPAddress":
+		return &networkingv1beta1.IPAddress{}
+	case "networking.k8s.io/v1/IngressClass":
+		return &networkingv1.IngressClass{}
+	case "networking.k8s.io/v1beta1/IngressClass":
+		return &networkingv1beta1.IngressClass{}
+	case "storage.k8s.io/v1/VolumeAttributesClass":
+		return &storagev1.VolumeAttributesClass{}
+	case "storage.k8s.io/v1beta1/VolumeAttributesClass":
+		return &storagev1beta1.VolumeAttributesClass{}
+	case "storage.k8s.io/v1alpha1/VolumeAttributesClass":
+		return &storagev1alpha1.VolumeAttributesClass{}
+	case "coordination.k8s.io/v1beta1/LeaseCandidate":
+		return &coordinationv1beta1.LeaseCandidate{}
+	case "coordination.k8s.io/v1alpha2/LeaseCandidate":
+		return &coordinationv1alpha2.LeaseCandidate{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

@@ -215,6 +215,74 @@ var Pairs = []Pair{
 			"v1beta3": "flowcontrol.apiserver.k8s.io.v1beta3.PriorityLevelConfiguration.json",
 			"v1":      "flowcontrol.apiserver.k8s.io.v1.PriorityLevelConfiguration.json",
 		},
+	}, // networking.k8s.io ServiceCIDR, IPAddress, IngressClass.
+	{
+		Name: "servicecidr-networking-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "ServiceCIDR")},
+			{"v1", gvk("networking.k8s.io", "v1", "ServiceCIDR")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "networking.k8s.io.v1beta1.ServiceCIDR.json",
+			"v1":      "networking.k8s.io.v1.ServiceCIDR.json",
+		},
+	},
+	{
+		Name: "ipaddress-networking-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "IPAddress")},
+			{"v1", gvk("networking.k8s.io", "v1", "IPAddress")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "networking.k8s.io.v1beta1.IPAddress.json",
+			"v1":      "networking.k8s.io.v1.IPAddress.json",
+		},
+	},
+	{
+		Name: "ingressclass-networking-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "IngressClass")},
+			{"v1", gvk("networking.k8s.io", "v1", "IngressClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "networking.k8s.io.v1beta1.IngressClass.json",
+			"v1":      "networking.k8s.io.v1.IngressClass.json",
+		},
+	},
+	// storage.k8s.io VolumeAttributesClass.
+	{
+		Name: "volumeattributesclass-storage-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("storage.k8s.io", "v1alpha1", "VolumeAttributesClass")},
+			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttributesClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "storage.k8s.io.v1alpha1.VolumeAttributesClass.json",
+			"v1":       "storage.k8s.io.v1.VolumeAttributesClass.json",
+		},
+	},
+	{
+		Name: "volumeattributesclass-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "VolumeAttributesClass")},
+			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttributesClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.VolumeAttributesClass.json",
+			"v1":      "storage.k8s.io.v1.VolumeAttributesClass.json",
+		},
+	},
+	// coordination.k8s.io LeaseCandidate: v1beta1 is the newest version in v1.35.
+	{
+		Name: "leasecandidate-coordination-v1alpha2-v1beta1",
+		Sides: [2]Side{
+			{"v1alpha2", gvk("coordination.k8s.io", "v1alpha2", "LeaseCandidate")},
+			{"v1beta1", gvk("coordination.k8s.io", "v1beta1", "LeaseCandidate")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha2": "coordination.k8s.io.v1alpha2.LeaseCandidate.json",
+			"v1beta1":  "coordination.k8s.io.v1beta1.LeaseCandidate.json",
+		},
 	},
 }
 
