@@ -27,6 +27,9 @@ import (
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	resourcev1 "k8s.io/api/resource/v1"
+	resourcev1beta1 "k8s.io/api/resource/v1beta1"
+	resourcev1beta2 "k8s.io/api/resource/v1beta2"
 	storagev1 "k8s.io/api/storage/v1"
 	storagev1alpha1 "k8s.io/api/storage/v1alpha1"
 	storagev1beta1 "k8s.io/api/storage/v1beta1"
@@ -82,6 +85,15 @@ var oraclePairs = []struct {
 	{dir: "volumeattributesclass-storage-v1beta1-v1", rule: "volumeattributesclasses.storage.k8s.io/v1beta1->v1"},
 	// coordination.k8s.io LeaseCandidate.
 	{dir: "leasecandidate-coordination-v1alpha2-v1beta1", rule: "leasecandidates.coordination.k8s.io/v1alpha2->v1beta1"},
+	// resource.k8s.io: v1beta1 and v1beta2 against v1.
+	{dir: "deviceclass-resource-v1beta1-v1", rule: "deviceclasses.resource.k8s.io/v1beta1->v1"},
+	{dir: "resourceclaim-resource-v1beta1-v1", rule: "resourceclaims.resource.k8s.io/v1beta1->v1"},
+	{dir: "resourceclaimtemplate-resource-v1beta1-v1", rule: "resourceclaimtemplates.resource.k8s.io/v1beta1->v1"},
+	{dir: "resourceslice-resource-v1beta1-v1", rule: "resourceslices.resource.k8s.io/v1beta1->v1"},
+	{dir: "deviceclass-resource-v1beta2-v1", rule: "deviceclasses.resource.k8s.io/v1beta2->v1"},
+	{dir: "resourceclaim-resource-v1beta2-v1", rule: "resourceclaims.resource.k8s.io/v1beta2->v1"},
+	{dir: "resourceclaimtemplate-resource-v1beta2-v1", rule: "resourceclaimtemplates.resource.k8s.io/v1beta2->v1"},
+	{dir: "resourceslice-resource-v1beta2-v1", rule: "resourceslices.resource.k8s.io/v1beta2->v1"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -293,6 +305,30 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &coordinationv1beta1.LeaseCandidate{}
 	case "coordination.k8s.io/v1alpha2/LeaseCandidate":
 		return &coordinationv1alpha2.LeaseCandidate{}
+	case "resource.k8s.io/v1/DeviceClass":
+		return &resourcev1.DeviceClass{}
+	case "resource.k8s.io/v1/ResourceClaim":
+		return &resourcev1.ResourceClaim{}
+	case "resource.k8s.io/v1/ResourceClaimTemplate":
+		return &resourcev1.ResourceClaimTemplate{}
+	case "resource.k8s.io/v1/ResourceSlice":
+		return &resourcev1.ResourceSlice{}
+	case "resource.k8s.io/v1beta1/DeviceClass":
+		return &resourcev1beta1.DeviceClass{}
+	case "resource.k8s.io/v1beta1/ResourceClaim":
+		return &resourcev1beta1.ResourceClaim{}
+	case "resource.k8s.io/v1beta1/ResourceClaimTemplate":
+		return &resourcev1beta1.ResourceClaimTemplate{}
+	case "resource.k8s.io/v1beta1/ResourceSlice":
+		return &resourcev1beta1.ResourceSlice{}
+	case "resource.k8s.io/v1beta2/DeviceClass":
+		return &resourcev1beta2.DeviceClass{}
+	case "resource.k8s.io/v1beta2/ResourceClaim":
+		return &resourcev1beta2.ResourceClaim{}
+	case "resource.k8s.io/v1beta2/ResourceClaimTemplate":
+		return &resourcev1beta2.ResourceClaimTemplate{}
+	case "resource.k8s.io/v1beta2/ResourceSlice":
+		return &resourcev1beta2.ResourceSlice{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

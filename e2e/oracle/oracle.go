@@ -283,6 +283,94 @@ var Pairs = []Pair{
 			"v1alpha2": "coordination.k8s.io.v1alpha2.LeaseCandidate.json",
 			"v1beta1":  "coordination.k8s.io.v1beta1.LeaseCandidate.json",
 		},
+	}, // resource.k8s.io: v1beta1 and v1beta2 against v1, the hub.
+	{
+		Name: "deviceclass-resource-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("resource.k8s.io", "v1beta1", "DeviceClass")},
+			{"v1", gvk("resource.k8s.io", "v1", "DeviceClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "resource.k8s.io.v1beta1.DeviceClass.json",
+			"v1":      "resource.k8s.io.v1.DeviceClass.json",
+		},
+	},
+	{
+		Name: "resourceclaim-resource-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("resource.k8s.io", "v1beta1", "ResourceClaim")},
+			{"v1", gvk("resource.k8s.io", "v1", "ResourceClaim")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "resource.k8s.io.v1beta1.ResourceClaim.json",
+			"v1":      "resource.k8s.io.v1.ResourceClaim.json",
+		},
+	},
+	{
+		Name: "resourceclaimtemplate-resource-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("resource.k8s.io", "v1beta1", "ResourceClaimTemplate")},
+			{"v1", gvk("resource.k8s.io", "v1", "ResourceClaimTemplate")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "resource.k8s.io.v1beta1.ResourceClaimTemplate.json",
+			"v1":      "resource.k8s.io.v1.ResourceClaimTemplate.json",
+		},
+	},
+	{
+		Name: "resourceslice-resource-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("resource.k8s.io", "v1beta1", "ResourceSlice")},
+			{"v1", gvk("resource.k8s.io", "v1", "ResourceSlice")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "resource.k8s.io.v1beta1.ResourceSlice.json",
+			"v1":      "resource.k8s.io.v1.ResourceSlice.json",
+		},
+	},
+	{
+		Name: "deviceclass-resource-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("resource.k8s.io", "v1beta2", "DeviceClass")},
+			{"v1", gvk("resource.k8s.io", "v1", "DeviceClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "resource.k8s.io.v1beta2.DeviceClass.json",
+			"v1":      "resource.k8s.io.v1.DeviceClass.json",
+		},
+	},
+	{
+		Name: "resourceclaim-resource-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("resource.k8s.io", "v1beta2", "ResourceClaim")},
+			{"v1", gvk("resource.k8s.io", "v1", "ResourceClaim")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "resource.k8s.io.v1beta2.ResourceClaim.json",
+			"v1":      "resource.k8s.io.v1.ResourceClaim.json",
+		},
+	},
+	{
+		Name: "resourceclaimtemplate-resource-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("resource.k8s.io", "v1beta2", "ResourceClaimTemplate")},
+			{"v1", gvk("resource.k8s.io", "v1", "ResourceClaimTemplate")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "resource.k8s.io.v1beta2.ResourceClaimTemplate.json",
+			"v1":      "resource.k8s.io.v1.ResourceClaimTemplate.json",
+		},
+	},
+	{
+		Name: "resourceslice-resource-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("resource.k8s.io", "v1beta2", "ResourceSlice")},
+			{"v1", gvk("resource.k8s.io", "v1", "ResourceSlice")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "resource.k8s.io.v1beta2.ResourceSlice.json",
+			"v1":      "resource.k8s.io.v1.ResourceSlice.json",
+		},
 	},
 }
 
