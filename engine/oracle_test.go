@@ -76,6 +76,10 @@ var oraclePairs = []struct {
 	{dir: "prioritylevel-flowcontrol-v1beta1-v1", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta1->v1beta3", served: true, to: "flowcontrol.apiserver.k8s.io/v1"},
 	{dir: "prioritylevel-flowcontrol-v1beta2-v1", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta2->v1beta3", served: true, to: "flowcontrol.apiserver.k8s.io/v1"},
 	{dir: "prioritylevel-flowcontrol-v1beta3-v1", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta3->v1", served: true},
+	{dir: "flowschema-flowcontrol-v1beta1-v1beta3", rule: "flowschemas.flowcontrol.apiserver.k8s.io/v1beta1->v1beta3", served: true},
+	{dir: "flowschema-flowcontrol-v1beta2-v1beta3", rule: "flowschemas.flowcontrol.apiserver.k8s.io/v1beta2->v1beta3", served: true},
+	{dir: "prioritylevel-flowcontrol-v1beta1-v1beta3", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta1->v1beta3", served: true},
+	{dir: "prioritylevel-flowcontrol-v1beta2-v1beta3", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta2->v1beta3", served: true},
 	// networking.k8s.io ServiceCIDR, IPAddress, IngressClass.
 	{dir: "servicecidr-networking-v1beta1-v1", rule: "servicecidrs.networking.k8s.io/v1beta1->v1"},
 	{dir: "ipaddress-networking-v1beta1-v1", rule: "ipaddresses.networking.k8s.io/v1beta1->v1"},

@@ -215,7 +215,53 @@ var Pairs = []Pair{
 			"v1beta3": "flowcontrol.apiserver.k8s.io.v1beta3.PriorityLevelConfiguration.json",
 			"v1":      "flowcontrol.apiserver.k8s.io.v1.PriorityLevelConfiguration.json",
 		},
-	}, // networking.k8s.io ServiceCIDR, IPAddress, IngressClass.
+	},
+	// flowcontrol.apiserver.k8s.io: the hops v1beta1 and v1beta2 -> v1beta3.
+	{
+		Name: "flowschema-flowcontrol-v1beta1-v1beta3",
+		Sides: [2]Side{
+			{"v1beta1", gvk("flowcontrol.apiserver.k8s.io", "v1beta1", "FlowSchema")},
+			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "FlowSchema")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "flowcontrol.apiserver.k8s.io.v1beta1.FlowSchema.json",
+			"v1beta3": "flowcontrol.apiserver.k8s.io.v1beta3.FlowSchema.json",
+		},
+	},
+	{
+		Name: "flowschema-flowcontrol-v1beta2-v1beta3",
+		Sides: [2]Side{
+			{"v1beta2", gvk("flowcontrol.apiserver.k8s.io", "v1beta2", "FlowSchema")},
+			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "FlowSchema")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "flowcontrol.apiserver.k8s.io.v1beta2.FlowSchema.json",
+			"v1beta3": "flowcontrol.apiserver.k8s.io.v1beta3.FlowSchema.json",
+		},
+	},
+	{
+		Name: "prioritylevel-flowcontrol-v1beta1-v1beta3",
+		Sides: [2]Side{
+			{"v1beta1", gvk("flowcontrol.apiserver.k8s.io", "v1beta1", "PriorityLevelConfiguration")},
+			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "PriorityLevelConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "flowcontrol.apiserver.k8s.io.v1beta1.PriorityLevelConfiguration.json",
+			"v1beta3": "flowcontrol.apiserver.k8s.io.v1beta3.PriorityLevelConfiguration.json",
+		},
+	},
+	{
+		Name: "prioritylevel-flowcontrol-v1beta2-v1beta3",
+		Sides: [2]Side{
+			{"v1beta2", gvk("flowcontrol.apiserver.k8s.io", "v1beta2", "PriorityLevelConfiguration")},
+			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "PriorityLevelConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "flowcontrol.apiserver.k8s.io.v1beta2.PriorityLevelConfiguration.json",
+			"v1beta3": "flowcontrol.apiserver.k8s.io.v1beta3.PriorityLevelConfiguration.json",
+		},
+	},
+	// networking.k8s.io ServiceCIDR, IPAddress, IngressClass.
 	{
 		Name: "servicecidr-networking-v1beta1-v1",
 		Sides: [2]Side{
@@ -283,7 +329,8 @@ var Pairs = []Pair{
 			"v1alpha2": "coordination.k8s.io.v1alpha2.LeaseCandidate.json",
 			"v1beta1":  "coordination.k8s.io.v1beta1.LeaseCandidate.json",
 		},
-	}, // resource.k8s.io: v1beta1 and v1beta2 against v1, the hub.
+	},
+	// resource.k8s.io: v1beta1 and v1beta2 against v1, the hub.
 	{
 		Name: "deviceclass-resource-v1beta1-v1",
 		Sides: [2]Side{
