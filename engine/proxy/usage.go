@@ -21,7 +21,8 @@ import (
 
 // DefaultUsageTableSize is the default number of entries of /debug/clients:
 // a cluster's old clients, per user, user agent and resource, fit many
-// times over, and a full table of the longest names stays near 10 MiB.
+// times over, and a full table of the longest names stays small next to
+// the proxy's memory limit (BENCHMARKS.md).
 const DefaultUsageTableSize = 10000
 
 // ClientUsage is one entry of /debug/clients: the requests one user made
