@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/mvpctl/mvpctl/engine/proxy/internal/usage"
@@ -42,11 +43,16 @@ type usageRecorder struct {
 	requests *prometheus.CounterVec
 	// reviews runs one SelfSubjectReview at a time per set of credentials.
 	reviews singleflight.Group
+	// unnamed remembers, as long as established credentials are, the
+	// credentials no server named (a server without SelfSubjectReviews),
+	// so that their requests do not each ask again.
+	unnamed *cache.LRUExpireCache
 }
 
 func newUsageRecorder(reg prometheus.Registerer, size int) (*usageRecorder, error) {
 	u := &usageRecorder{
-		table: usage.New(size),
+		table:   usage.New(size),
+		unnamed: cache.NewLRUExpireCache(maxEstablished),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "mvpctl", Subsystem: "proxy", Name: "old_version_requests_total",
 			Help: "Client requests for an API version the proxy emulated (emulated=\"true\"), or that Kubernetes deprecates or removes in the release of the server that answered, by group, version and resource.",
@@ -146,7 +152,8 @@ func deprecatedAt(k gvr, resource string, b *backend) bool {
 // the user of a verified client certificate, or the one it was authorized
 // to impersonate; for a client's own credentials, the user a backend names
 // in a SelfSubjectReview sent with them, remembered with the established
-// credentials. "" when nobody does (no credentials, a backend that says no).
+// credentials. "" when nobody does (no credentials, a backend that says no
+// or has no SelfSubjectReviews: Kubernetes before 1.28).
 func (p *Proxy) userOf(r *http.Request, id *identity) string {
 	switch {
 	case id == nil:
@@ -161,10 +168,14 @@ func (p *Proxy) userOf(r *http.Request, id *identity) string {
 		name, _ := v.(string)
 		return name
 	}
+	u := p.metrics.usage
+	if _, ok := u.unnamed.Get(key); ok {
+		return ""
+	}
 	if stopping := p.stopping(); stopping != nil && stopping.Err() != nil {
 		return "" // the backends are going away with the proxy
 	}
-	v, _, _ := p.metrics.usage.reviews.Do(string(key[:]), func() (any, error) {
+	v, _, _ := u.reviews.Do(string(key[:]), func() (any, error) {
 		// The client may be gone (a watch it closed): its credentials are
 		// still good for the review.
 		ctx, cancel := context.WithTimeout(context.WithValue(context.WithoutCancel(r.Context()), identityKey{}, id), usageReviewTimeout)
@@ -175,6 +186,7 @@ func (p *Proxy) userOf(r *http.Request, id *identity) string {
 			p.established.Add(key, name, establishedTTL)
 			return name, nil
 		}
+		u.unnamed.Add(key, struct{}{}, establishedTTL)
 		return "", nil
 	})
 	name, _ := v.(string)

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 )
 
 // usageTokens are the bearer tokens the usage tests' backend knows.
@@ -307,4 +309,46 @@ func wantMetrics(t *testing.T, p *Proxy, lines ...string) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+}
+
+// frozenClock never moves: what a cache remembers stays.
+type frozenClock struct{ t time.Time }
+
+func (c frozenClock) Now() time.Time { return c.t }
+
+// A server without SelfSubjectReviews (Kubernetes before 1.28) names no
+// token client: the client is asked about once, not on every request, and
+// is in the metric only.
+func TestUsage_ServerWithoutSelfSubjectReviews(t *testing.T) {
+	f := newFake(t, "a", "v1.27.3", "authentication.k8s.io/v1/selfsubjectreviews", "v1/componentstatuses")
+	var mu sync.Mutex
+	reviews := 0
+	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == selfSubjectReviewPath {
+			mu.Lock()
+			reviews++
+			mu.Unlock()
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"kind":"ComponentStatusList","apiVersion":"v1","metadata":{},"items":[]}`)
+	})
+	p, srv := startProxy(t, Options{UsageTableSize: 10}, f)
+	p.metrics.usage.unnamed = cache.NewLRUExpireCacheWithClock(maxEstablished, frozenClock{time.Now()})
+	// v1 ComponentStatus has been deprecated since v1.19.
+	for range 3 {
+		if code := getAs(t, srv.URL+"/api/v1/componentstatuses", "alice-token", "old/1.0"); code != http.StatusOK {
+			t.Fatalf("code %d", code)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if reviews != 1 {
+		t.Errorf("%d SelfSubjectReviews for 3 requests of one client, want 1", reviews)
+	}
+	if rows := usageRows(p); len(rows) != 0 {
+		t.Errorf("recorded without a user: %+v", rows)
+	}
+	wantMetrics(t, p, `mvpctl_proxy_old_version_requests_total{emulated="false",group="",resource="componentstatuses",version="v1"} 3`)
 }
