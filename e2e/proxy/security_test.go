@@ -901,7 +901,7 @@ func (e *advEnv) watchAll(t *testing.T, who principal, proto, path string, names
 }
 
 // debugPaths are the proxy's own endpoints besides /healthz.
-var debugPaths = []string{"/metrics", "/debug/capabilities", "/debug/pprof/", "/debug/pprof/goroutine?debug=2", "/debug/pprof/heap"}
+var debugPaths = []string{"/metrics", "/debug/capabilities", "/debug/clients", "/debug/pprof/", "/debug/pprof/goroutine?debug=2", "/debug/pprof/heap"}
 
 // testMetricsAndDebug: the proxy's own /metrics and /debug endpoints are
 // not reachable through the API port (there, kube-apiserver answers for

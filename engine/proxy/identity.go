@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/textproto"
@@ -446,24 +445,11 @@ func (p *Proxy) establish(w http.ResponseWriter, r *http.Request) bool {
 	if _, ok := p.established.Get(key); ok {
 		return true
 	}
-	// Marked as an inner request: the client's request is the one counted.
-	probe := r.Clone(context.WithValue(r.Context(), innerKey{}, (*route)(nil)))
-	probe.Method = http.MethodPost
-	probe.URL.Path, probe.URL.RawPath, probe.URL.RawQuery = selfSubjectReviewPath, "", ""
-	probe.RequestURI = selfSubjectReviewPath
-	// The identity comes from the context; of the client's headers only
-	// its User-Agent goes along.
-	probe.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
-	if ua, ok := r.Header["User-Agent"]; ok {
-		probe.Header["User-Agent"] = ua
-	}
-	probe.Body, probe.ContentLength = io.NopCloser(strings.NewReader(selfSubjectReviewBody)), int64(len(selfSubjectReviewBody))
-	probe.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(selfSubjectReviewBody)), nil }
-	b := &bufferedResponse{header: http.Header{}}
-	p.ServeHTTP(b, probe)
+	// An inner request: the client's request is the one counted.
+	b := p.selfSubjectReview(r)
 	switch code := b.code; {
 	case code >= 200 && code < 300, code == http.StatusForbidden:
-		p.established.Add(key, struct{}{}, establishedTTL)
+		p.established.Add(key, reviewedUser(b), establishedTTL)
 		return true
 	case code == http.StatusNotFound, code < 200, code >= 300 && code < 400:
 		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,

@@ -16,6 +16,7 @@ type metrics struct {
 	overhead *prometheus.HistogramVec
 	// dataIgnored counts round-trip annotations the emulation ignored.
 	dataIgnored *prometheus.CounterVec
+	usage       *usageRecorder
 }
 
 func newMetrics(reg *prometheus.Registry, p *Proxy) (*metrics, error) {
@@ -39,6 +40,10 @@ func newMetrics(reg *prometheus.Registry, p *Proxy) (*metrics, error) {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
+	}
+	var err error
+	if m.usage, err = newUsageRecorder(reg, p.opts.UsageTableSize); err != nil {
+		return nil, err
 	}
 	// The Go runtime's and the process's metrics (go_goroutines,
 	// process_resident_memory_bytes, process_open_fds, ...), unless the
@@ -127,6 +132,7 @@ func (p *Proxy) observe(rec *recorder, r *http.Request, rt *route) {
 	}
 	if outer, inner := r.Context().Value(innerKey{}).(*route); !inner {
 		p.metrics.requests.WithLabelValues(backendName, group, version, resource, verb, strconv.Itoa(code), rt.decision).Inc()
+		p.recordUsage(r, rt, code)
 	} else if outer != nil && rt.backend != nil {
 		// An emulation's requests to the served version are not counted;
 		// the client's request is, under the backend that answered the last.

@@ -91,6 +91,11 @@ type Options struct {
 	// RoutingRules and Converter are the initial [Rules]; [Proxy.SetRules]
 	// replaces them.
 	Converter *engine.Converter
+	// UsageTableSize is how many clients of old API versions /debug/clients
+	// remembers (by user, user agent and group/version/resource), the least
+	// recently seen dropped first. Zero means none are remembered (the
+	// mvpctl_proxy_old_version_requests_total metric still counts them).
+	UsageTableSize int
 	// OpenAPIV3 holds OpenAPI v3 documents of versions that may be emulated,
 	// keyed by their /openapi/v3 path (apis/policy/v1beta1), e.g. from an
 	// older cluster or release ([OpenAPIV3Path] finds the key). A document is

@@ -14,13 +14,15 @@ import (
 
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/rules/builtin"
 )
 
 // Set is one validated and compiled rule set. It is immutable: keep the Set
 // that [Source.Current] returned for the whole of a request.
 type Set struct {
 	// Rules is every document of the set: files first, in path order, then
-	// cluster objects by name.
+	// cluster objects by name, then the built-in documents they leave in
+	// force (Options.Builtin).
 	Rules *rules.RuleSet
 	// Converter runs the set's migration rules.
 	Converter *engine.Converter
@@ -41,6 +43,11 @@ type Options struct {
 	// Cluster is the client for TransformationRules objects; nil means no
 	// cluster source.
 	Cluster dynamic.Interface
+	// Builtin adds the built-in rules (rules/builtin) under the files and
+	// objects: a migration rule of theirs for the same resource that
+	// converts from the same version, or between the same two versions,
+	// replaces the built-in one. False means none.
+	Builtin bool
 	// Events records Loaded and Rejected events about objects; nil means
 	// none (the status is still written).
 	Events corev1client.EventsGetter
@@ -87,6 +94,7 @@ type Source struct {
 
 	files   *fileState
 	cluster *clusterState
+	builtin []*rules.Document // Options.Builtin's documents
 }
 
 // Start loads the rules, starts watching them and returns once the first set
@@ -95,8 +103,8 @@ type Source struct {
 // TransformationRules resource; cluster objects that fail are rejected one by
 // one and do not stop the start. Watching ends with ctx.
 func Start(ctx context.Context, opts Options) (*Source, error) {
-	if len(opts.Files) == 0 && opts.Cluster == nil {
-		return nil, errors.New("rulesource: no rules files and no cluster")
+	if len(opts.Files) == 0 && opts.Cluster == nil && !opts.Builtin {
+		return nil, errors.New("rulesource: no rules files, no cluster and no built-in rules")
 	}
 	if opts.Component == "" {
 		opts.Component = "mvpctl-proxy"
@@ -121,6 +129,13 @@ func Start(ctx context.Context, opts Options) (*Source, error) {
 		log:     opts.Logger,
 		trigger: make(chan struct{}, 1),
 		done:    make(chan struct{}),
+	}
+	if opts.Builtin {
+		rs, err := builtin.Load()
+		if err != nil {
+			return nil, err
+		}
+		s.builtin = rs.Documents
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -287,6 +302,7 @@ func (s *Source) build(fileDocs []*rules.Document, override *objectDoc) (*Set, e
 	if s.cluster != nil {
 		rs.Documents = append(rs.Documents, s.cluster.documents(override)...)
 	}
+	rs.Documents = append(rs.Documents, inForce(s.builtin, rs.Documents)...)
 	if len(rs.Documents) == 0 {
 		return &Set{Rules: rs, Converter: engine.NewConverter(nil, s.opts.Converter)}, nil
 	}

@@ -36,6 +36,10 @@ type proxyOptions struct {
 	Rules    []string // TransformationRules files or directories (apiRoutingRules, apiMigrationRules), watched
 	// RulesFromCluster adds the cluster's TransformationRules objects.
 	RulesFromCluster bool
+	// BuiltinRules adds the built-in rules under Rules and the objects.
+	BuiltinRules bool
+	// UsageTableSize bounds /debug/clients; 0: off.
+	UsageTableSize int
 	// OpenAPIFrom are OpenAPI v3 documents of emulated versions.
 	OpenAPIFrom []string
 
@@ -113,6 +117,8 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.StringArrayVar(&opts.Backends, "backend", nil, "kube-apiserver URL (repeatable); default: the kubeconfig's server")
 	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory, watched for changes: apiRoutingRules order the servers, apiMigrationRules emulate versions no server serves (repeatable)")
 	f.BoolVar(&opts.RulesFromCluster, "rules-from-cluster", false, "also take the cluster's TransformationRules objects (read through --kubeconfig), and write their status")
+	f.BoolVar(&opts.BuiltinRules, "builtin-rules", false, "also take the built-in rules (mvpctl rules builtin): emulate every built-in API version no server serves; a --rules or cluster rule for the same resource and version replaces the built-in one")
+	f.IntVar(&opts.UsageTableSize, "usage-table-size", proxy.DefaultUsageTableSize, "clients of old API versions (emulated, deprecated or removed) that /debug/clients remembers by user, user agent and resource, the least recently seen dropped first; 0: none")
 	f.StringSliceVar(&opts.OpenAPIFrom, "openapi-from", nil, "OpenAPI v3 document (file, or directory of *.json) of a version to emulate, e.g. from an older release: served in /openapi/v3 and /openapi/v2 for kubectl explain and validation, instead of the schema a CRD keeps for the version (repeatable)")
 	f.BoolVar(&opts.Discover, "discover-backends", false, "add the kube-apiservers listed in the default/kubernetes EndpointSlices (read through --kubeconfig), followed every 10s")
 	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "kubeconfig with the backends' CA and the proxy's credentials")
@@ -233,6 +239,7 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 		Logger:                     log,
 		Registry:                   registry,
 		OpenAPIV3:                  openAPI,
+		UsageTableSize:             opts.UsageTableSize,
 	})
 	if err != nil {
 		return inputError(err)
@@ -339,6 +346,8 @@ func checkLimits(opts proxyOptions) error {
 		return usageErrorf("--max-upstream-connections-per-backend must be positive")
 	case opts.MaxObjectBytes <= 0:
 		return usageErrorf("--max-object-bytes must be positive")
+	case opts.UsageTableSize < 0:
+		return usageErrorf("--usage-table-size must not be negative (0 turns the table off)")
 	}
 	if opts.MetricsListen == "" {
 		return nil
@@ -361,6 +370,7 @@ func newMetricsServer(p *proxy.Proxy, opts proxyOptions, restConfig *rest.Config
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", p.MetricsHandler())
 	mux.Handle("/debug/capabilities", p.DebugHandler())
+	mux.Handle("/debug/clients", p.ClientsHandler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
 	if opts.Profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -387,7 +397,7 @@ func newMetricsServer(p *proxy.Proxy, opts proxyOptions, restConfig *rest.Config
 // TransformationRules objects. Rules that do not load at start-up are an
 // error; later bad changes are rejected by the source and never reach p.
 func followRules(ctx context.Context, stderr io.Writer, log *slog.Logger, p *proxy.Proxy, opts proxyOptions, restConfig *rest.Config) error {
-	if len(opts.Rules) == 0 && !opts.RulesFromCluster {
+	if len(opts.Rules) == 0 && !opts.RulesFromCluster && !opts.BuiltinRules {
 		return nil
 	}
 	var cluster *rest.Config
@@ -400,6 +410,7 @@ func followRules(ctx context.Context, stderr io.Writer, log *slog.Logger, p *pro
 	host, _ := os.Hostname()
 	src, err := startRuleSource(ctx, stderr, rulesource.Options{
 		Files:     opts.Rules,
+		Builtin:   opts.BuiltinRules,
 		Component: "mvpctl-proxy",
 		Host:      host,
 		Logger:    log,

@@ -49,7 +49,7 @@ cluster, where proxies started with --rules-from-cluster pick them up.
 The objects are cluster-scoped; --namespace is accepted and ignored.`,
 	}
 	flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newRulesApplyCmd(flags), newRulesGetCmd(flags), newRulesStatusCmd(flags), newRulesWatchCmd(flags), newRulesBuiltinCmd())
+	cmd.AddCommand(newRulesApplyCmd(flags), newRulesGetCmd(flags), newRulesStatusCmd(flags), newRulesWatchCmd(flags), newRulesBuiltinCmd(), newRulesUsageCmd(flags))
 	return cmd
 }
 
