@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
+	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -54,6 +57,15 @@ var oraclePairs = []struct {
 	{dir: "hpa-autoscaling-v2beta2-v2", rule: "horizontalpodautoscalers.autoscaling/v2beta2->v2"},
 	{dir: "hpa-autoscaling-v1-v2", rule: "horizontalpodautoscalers.autoscaling/v1->v2"},
 	{dir: "lease-coordination-v1beta1-v1", rule: "leases.coordination.k8s.io/v1beta1->v1"},
+	// admissionregistration.k8s.io
+	{dir: "validatingwebhookconfiguration-admissionregistration-v1beta1-v1", rule: "validatingwebhookconfigurations.admissionregistration.k8s.io/v1beta1->v1", served: true},
+	{dir: "mutatingwebhookconfiguration-admissionregistration-v1beta1-v1", rule: "mutatingwebhookconfigurations.admissionregistration.k8s.io/v1beta1->v1", served: true},
+	{dir: "validatingadmissionpolicy-admissionregistration-v1beta1-v1", rule: "validatingadmissionpolicies.admissionregistration.k8s.io/v1beta1->v1"},
+	{dir: "validatingadmissionpolicy-admissionregistration-v1alpha1-v1", rule: "validatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1"},
+	{dir: "validatingadmissionpolicybinding-admissionregistration-v1beta1-v1", rule: "validatingadmissionpolicybindings.admissionregistration.k8s.io/v1beta1->v1"},
+	{dir: "validatingadmissionpolicybinding-admissionregistration-v1alpha1-v1", rule: "validatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1", served: true},
+	{dir: "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1beta1"},
+	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1beta1", served: true},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -223,6 +235,35 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &coordinationv1.Lease{}
 	case "coordination.k8s.io/v1beta1/Lease":
 		return &coordinationv1beta1.Lease{}
+	// admissionregistration.k8s.io
+	case "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration":
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	case "admissionregistration.k8s.io/v1beta1/ValidatingWebhookConfiguration":
+		return &admissionregistrationv1beta1.ValidatingWebhookConfiguration{}
+	case "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration":
+		return &admissionregistrationv1.MutatingWebhookConfiguration{}
+	case "admissionregistration.k8s.io/v1beta1/MutatingWebhookConfiguration":
+		return &admissionregistrationv1beta1.MutatingWebhookConfiguration{}
+	case "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy":
+		return &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1beta1/ValidatingAdmissionPolicy":
+		return &admissionregistrationv1beta1.ValidatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1alpha1/ValidatingAdmissionPolicy":
+		return &admissionregistrationv1alpha1.ValidatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding":
+		return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1beta1/ValidatingAdmissionPolicyBinding":
+		return &admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1alpha1/ValidatingAdmissionPolicyBinding":
+		return &admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy":
+		return &admissionregistrationv1beta1.MutatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1alpha1/MutatingAdmissionPolicy":
+		return &admissionregistrationv1alpha1.MutatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicyBinding":
+		return &admissionregistrationv1beta1.MutatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1alpha1/MutatingAdmissionPolicyBinding":
+		return &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

@@ -40,6 +40,8 @@ import (
 	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
 	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
 	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
+
+	admissionregistrationinstall "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 )
 
 // KubernetesVersion is the k8s.io/kubernetes module version the fixtures come
@@ -57,9 +59,27 @@ type Side struct {
 type Pair struct {
 	Name  string // directory name under testdata/oracle
 	Sides [2]Side
-	// Fuzzed maps a side label to the k8s.io/api testdata/HEAD fixture that
+	// Fuzzed maps a side label to the testdata/HEAD fixture that
 	// in/fuzzed.<label>.json is copied from.
 	Fuzzed map[string]string
+	// FuzzedModule is the module whose round-trip fixtures Fuzzed names;
+	// empty means k8s.io/api (see FixtureDirs).
+	FuzzedModule string
+}
+
+// FixtureDirs maps a module to the directory, inside it, of its generated
+// round-trip fixtures (testdata/HEAD/<group>.<version>.<Kind>.json).
+var FixtureDirs = map[string]string{
+	"k8s.io/api":                     "testdata/HEAD",
+	"k8s.io/apiextensions-apiserver": "pkg/apis/testdata/HEAD",
+}
+
+// FixtureModule is the module of the pair's fuzzed fixtures.
+func (p Pair) FixtureModule() string {
+	if p.FuzzedModule == "" {
+		return "k8s.io/api"
+	}
+	return p.FuzzedModule
 }
 
 func gvk(group, version, kind string) schema.GroupVersionKind {
@@ -145,6 +165,95 @@ var Pairs = []Pair{
 			"v1":      "coordination.k8s.io.v1.Lease.json",
 		},
 	},
+	// admissionregistration.k8s.io
+	{
+		Name: "validatingwebhookconfiguration-admissionregistration-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingWebhookConfiguration")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.ValidatingWebhookConfiguration.json",
+			"v1":      "admissionregistration.k8s.io.v1.ValidatingWebhookConfiguration.json",
+		},
+	},
+	{
+		Name: "mutatingwebhookconfiguration-admissionregistration-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingWebhookConfiguration")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.MutatingWebhookConfiguration.json",
+			"v1":      "admissionregistration.k8s.io.v1.MutatingWebhookConfiguration.json",
+		},
+	},
+	{
+		Name: "validatingadmissionpolicy-admissionregistration-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingAdmissionPolicy")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.ValidatingAdmissionPolicy.json",
+			"v1":      "admissionregistration.k8s.io.v1.ValidatingAdmissionPolicy.json",
+		},
+	},
+	{
+		Name: "validatingadmissionpolicy-admissionregistration-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "ValidatingAdmissionPolicy")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.ValidatingAdmissionPolicy.json",
+			"v1":       "admissionregistration.k8s.io.v1.ValidatingAdmissionPolicy.json",
+		},
+	},
+	{
+		Name: "validatingadmissionpolicybinding-admissionregistration-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingAdmissionPolicyBinding")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.ValidatingAdmissionPolicyBinding.json",
+			"v1":      "admissionregistration.k8s.io.v1.ValidatingAdmissionPolicyBinding.json",
+		},
+	},
+	{
+		Name: "validatingadmissionpolicybinding-admissionregistration-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "ValidatingAdmissionPolicyBinding")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.ValidatingAdmissionPolicyBinding.json",
+			"v1":       "admissionregistration.k8s.io.v1.ValidatingAdmissionPolicyBinding.json",
+		},
+	},
+	{
+		Name: "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1beta1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "MutatingAdmissionPolicy")},
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.MutatingAdmissionPolicy.json",
+			"v1beta1":  "admissionregistration.k8s.io.v1beta1.MutatingAdmissionPolicy.json",
+		},
+	},
+	{
+		Name: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1beta1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "MutatingAdmissionPolicyBinding")},
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicyBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.MutatingAdmissionPolicyBinding.json",
+			"v1beta1":  "admissionregistration.k8s.io.v1beta1.MutatingAdmissionPolicyBinding.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -157,6 +266,7 @@ func NewScheme() *runtime.Scheme {
 	extensionsinstall.Install(s)
 	networkinginstall.Install(s)
 	policyinstall.Install(s)
+	admissionregistrationinstall.Install(s)
 	return s
 }
 

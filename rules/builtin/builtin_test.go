@@ -52,7 +52,9 @@ func TestSources_Layout(t *testing.T) {
 
 // The deprecated-in and removed-in annotations are what the lifecycle table
 // says about the rule's old version, the rule's resource is the table's, and
-// its toVersion is the replacement Kubernetes names (where it names one).
+// its toVersion is the replacement Kubernetes names (where it names one), or
+// a version on the way there: one that Kubernetes replaces by the same
+// replacement, because the release the oracle checks against predates it.
 func TestRules_MatchLifecycle(t *testing.T) {
 	rs, err := builtin.Rules()
 	if err != nil {
@@ -71,10 +73,16 @@ func TestRules_MatchLifecycle(t *testing.T) {
 		if r.Resource != l.Resource {
 			t.Errorf("%s: %s: resource %q, Kubernetes' is %q", r.File, r.Name, r.Resource, l.Resource)
 		}
-		if !l.Replacement.Empty() && l.Replacement != r.To {
+		if !l.Replacement.Empty() && l.Replacement != r.To && !replacedBy(r.To, l.Replacement) {
 			t.Errorf("%s: %s: converts to %v, Kubernetes' replacement is %v", r.File, r.Name, r.To, l.Replacement)
 		}
 	}
+}
+
+// replacedBy says whether Kubernetes replaces gvk by replacement.
+func replacedBy(gvk, replacement schema.GroupVersionKind) bool {
+	l, ok := builtin.LifecycleOf(gvk)
+	return ok && l.Replacement == replacement
 }
 
 func TestConverts(t *testing.T) {
