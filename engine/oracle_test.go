@@ -25,6 +25,8 @@ import (
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,6 +68,8 @@ var oraclePairs = []struct {
 	{dir: "validatingadmissionpolicybinding-admissionregistration-v1alpha1-v1", rule: "validatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1", served: true},
 	{dir: "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1beta1"},
 	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1beta1", served: true},
+	// apiextensions.k8s.io
+	{dir: "customresourcedefinition-apiextensions-v1beta1-v1", rule: "customresourcedefinitions.apiextensions.k8s.io/v1beta1->v1", served: true},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -264,6 +268,11 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &admissionregistrationv1beta1.MutatingAdmissionPolicyBinding{}
 	case "admissionregistration.k8s.io/v1alpha1/MutatingAdmissionPolicyBinding":
 		return &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{}
+	// apiextensions.k8s.io
+	case "apiextensions.k8s.io/v1/CustomResourceDefinition":
+		return &apiextensionsv1.CustomResourceDefinition{}
+	case "apiextensions.k8s.io/v1beta1/CustomResourceDefinition":
+		return &apiextensionsv1beta1.CustomResourceDefinition{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

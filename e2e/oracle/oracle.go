@@ -42,6 +42,8 @@ import (
 	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
 
 	admissionregistrationinstall "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
+
+	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 )
 
 // KubernetesVersion is the k8s.io/kubernetes module version the fixtures come
@@ -254,6 +256,19 @@ var Pairs = []Pair{
 			"v1beta1":  "admissionregistration.k8s.io.v1beta1.MutatingAdmissionPolicyBinding.json",
 		},
 	},
+	// apiextensions.k8s.io
+	{
+		Name: "customresourcedefinition-apiextensions-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apiextensions.k8s.io", "v1beta1", "CustomResourceDefinition")},
+			{"v1", gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "apiextensions.k8s.io.v1beta1.CustomResourceDefinition.json",
+			"v1":      "apiextensions.k8s.io.v1.CustomResourceDefinition.json",
+		},
+		FuzzedModule: "k8s.io/apiextensions-apiserver",
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -267,6 +282,7 @@ func NewScheme() *runtime.Scheme {
 	networkinginstall.Install(s)
 	policyinstall.Install(s)
 	admissionregistrationinstall.Install(s)
+	apiextensionsinstall.Install(s)
 	return s
 }
 
