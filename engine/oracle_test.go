@@ -31,6 +31,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
 
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/rules"
@@ -70,6 +72,8 @@ var oraclePairs = []struct {
 	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1beta1", served: true},
 	// apiextensions.k8s.io
 	{dir: "customresourcedefinition-apiextensions-v1beta1-v1", rule: "customresourcedefinitions.apiextensions.k8s.io/v1beta1->v1", served: true},
+	// apiregistration.k8s.io
+	{dir: "apiservice-apiregistration-v1beta1-v1", rule: "apiservices.apiregistration.k8s.io/v1beta1->v1", served: true},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -273,6 +277,11 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &apiextensionsv1.CustomResourceDefinition{}
 	case "apiextensions.k8s.io/v1beta1/CustomResourceDefinition":
 		return &apiextensionsv1beta1.CustomResourceDefinition{}
+	// apiregistration.k8s.io
+	case "apiregistration.k8s.io/v1/APIService":
+		return &apiregistrationv1.APIService{}
+	case "apiregistration.k8s.io/v1beta1/APIService":
+		return &apiregistrationv1beta1.APIService{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

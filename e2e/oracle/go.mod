@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	k8s.io/apiextensions-apiserver v0.0.0
 	k8s.io/apimachinery v0.35.4
+	k8s.io/kube-aggregator v0.0.0
 	k8s.io/kubernetes v1.35.4
 )
 

@@ -44,6 +44,8 @@ import (
 	admissionregistrationinstall "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+
+	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
 )
 
 // KubernetesVersion is the k8s.io/kubernetes module version the fixtures come
@@ -269,6 +271,14 @@ var Pairs = []Pair{
 		},
 		FuzzedModule: "k8s.io/apiextensions-apiserver",
 	},
+	// apiregistration.k8s.io (k8s.io/kube-aggregator has no round-trip fixtures)
+	{
+		Name: "apiservice-apiregistration-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apiregistration.k8s.io", "v1beta1", "APIService")},
+			{"v1", gvk("apiregistration.k8s.io", "v1", "APIService")},
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -283,6 +293,7 @@ func NewScheme() *runtime.Scheme {
 	policyinstall.Install(s)
 	admissionregistrationinstall.Install(s)
 	apiextensionsinstall.Install(s)
+	apiregistrationinstall.Install(s)
 	return s
 }
 
