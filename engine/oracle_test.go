@@ -17,6 +17,9 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	batchv1beta1 "k8s.io/api/batch/v1beta1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1alpha1 "k8s.io/api/certificates/v1alpha1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +56,11 @@ var oraclePairs = []struct {
 	// version applied first) where it exists, because that is what a client
 	// of the old version got from a server.
 	served bool
+	// unmatched names, per input (file name without .json), the fields
+	// where the rule cannot give Kubernetes' answer; the pair's README.md
+	// says why. They are left out of the comparison with Kubernetes, not
+	// out of the round trip.
+	unmatched map[string][][]string
 }{
 	{dir: "pdb-policy-v1beta1-v1", rule: "poddisruptionbudgets.policy/v1beta1->v1"},
 	{dir: "ingress-networking-v1beta1-v1", rule: "ingresses.networking.k8s.io/v1beta1->v1", served: true},
@@ -74,6 +82,14 @@ var oraclePairs = []struct {
 	{dir: "customresourcedefinition-apiextensions-v1beta1-v1", rule: "customresourcedefinitions.apiextensions.k8s.io/v1beta1->v1", served: true},
 	// apiregistration.k8s.io
 	{dir: "apiservice-apiregistration-v1beta1-v1", rule: "apiservices.apiregistration.k8s.io/v1beta1->v1", served: true},
+	// certificates.k8s.io
+	{dir: "certificatesigningrequest-certificates-v1beta1-v1", rule: "certificatesigningrequests.certificates.k8s.io/v1beta1->v1", served: true,
+		unmatched: map[string][][]string{
+			// v1beta1 defaults signerName from the X.509 request.
+			"kubelet-bootstrap.v1beta1":           {{"spec", "signerName"}},
+			"service-serving-no-defaults.v1beta1": {{"spec", "signerName"}},
+		}},
+	{dir: "clustertrustbundle-certificates-v1alpha1-v1beta1", rule: "clustertrustbundles.certificates.k8s.io/v1alpha1->v1beta1"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -131,7 +147,13 @@ func TestOracle(t *testing.T) {
 						want = served
 					}
 					got := convertAgree(t, native, viaJQ, rules.DeepCopyJSON(obj).(map[string]any), to)
-					compareTyped(t, to.WithKind(obj["kind"].(string)), readJSON(t, want), withoutConversionData(rules.DeepCopyJSON(got).(map[string]any)), want)
+					wantObj, gotObj := readJSON(t, want), withoutConversionData(rules.DeepCopyJSON(got).(map[string]any))
+					for _, p := range pair.unmatched[name] {
+						t.Logf("%s is not compared: the rule cannot give Kubernetes' value (see README.md)", strings.Join(p, "."))
+						deletePath(wantObj, p)
+						deletePath(gotObj, p)
+					}
+					compareTyped(t, to.WithKind(obj["kind"].(string)), wantObj, gotObj, want)
 
 					back := convertAgree(t, native, viaJQ, got, from)
 					if diff := cmp.Diff(obj, back, numberComparer); diff != "" {
@@ -141,6 +163,18 @@ func TestOracle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deletePath removes the member at path p of obj, if it is there.
+func deletePath(obj map[string]any, p []string) {
+	for _, k := range p[:len(p)-1] {
+		next, ok := obj[k].(map[string]any)
+		if !ok {
+			return
+		}
+		obj = next
+	}
+	delete(obj, p[len(p)-1])
 }
 
 // labelOf is the file label of a group/version in the oracle: its version.
@@ -282,6 +316,15 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &apiregistrationv1.APIService{}
 	case "apiregistration.k8s.io/v1beta1/APIService":
 		return &apiregistrationv1beta1.APIService{}
+	// certificates.k8s.io
+	case "certificates.k8s.io/v1/CertificateSigningRequest":
+		return &certificatesv1.CertificateSigningRequest{}
+	case "certificates.k8s.io/v1beta1/CertificateSigningRequest":
+		return &certificatesv1beta1.CertificateSigningRequest{}
+	case "certificates.k8s.io/v1beta1/ClusterTrustBundle":
+		return &certificatesv1beta1.ClusterTrustBundle{}
+	case "certificates.k8s.io/v1alpha1/ClusterTrustBundle":
+		return &certificatesv1alpha1.ClusterTrustBundle{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

@@ -46,6 +46,8 @@ import (
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 
 	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
+
+	certificatesinstall "k8s.io/kubernetes/pkg/apis/certificates/install"
 )
 
 // KubernetesVersion is the k8s.io/kubernetes module version the fixtures come
@@ -279,6 +281,29 @@ var Pairs = []Pair{
 			{"v1", gvk("apiregistration.k8s.io", "v1", "APIService")},
 		},
 	},
+	// certificates.k8s.io
+	{
+		Name: "certificatesigningrequest-certificates-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("certificates.k8s.io", "v1beta1", "CertificateSigningRequest")},
+			{"v1", gvk("certificates.k8s.io", "v1", "CertificateSigningRequest")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "certificates.k8s.io.v1beta1.CertificateSigningRequest.json",
+			"v1":      "certificates.k8s.io.v1.CertificateSigningRequest.json",
+		},
+	},
+	{
+		Name: "clustertrustbundle-certificates-v1alpha1-v1beta1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("certificates.k8s.io", "v1alpha1", "ClusterTrustBundle")},
+			{"v1beta1", gvk("certificates.k8s.io", "v1beta1", "ClusterTrustBundle")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "certificates.k8s.io.v1alpha1.ClusterTrustBundle.json",
+			"v1beta1":  "certificates.k8s.io.v1beta1.ClusterTrustBundle.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -294,6 +319,7 @@ func NewScheme() *runtime.Scheme {
 	admissionregistrationinstall.Install(s)
 	apiextensionsinstall.Install(s)
 	apiregistrationinstall.Install(s)
+	certificatesinstall.Install(s)
 	return s
 }
 
