@@ -98,3 +98,32 @@ func TestConverts(t *testing.T) {
 		}
 	}
 }
+
+// No built-in rule may change an object's labels, name or namespace: the
+// proxy passes label and field selectors on them to the server of the
+// converted version, and refuses them (400) for an emulated version whose
+// rule may change the field, which is any field for a whole-object jq step
+// it cannot analyse.
+func TestRules_LeaveSelectableMetadata(t *testing.T) {
+	rs, err := builtin.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []rules.Path
+	for _, s := range []string{`metadata.labels["app"]`, "metadata.name", "metadata.namespace"} {
+		p, err := rules.ParsePath(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields = append(fields, p)
+	}
+	for _, ref := range rs.MigrationRules() {
+		for i, tr := range ref.Rule.Transformations {
+			for _, f := range fields {
+				if why, may := tr.MayChange(f); may {
+					t.Errorf("%s: %s: transformations[%d] may change %s: %s", ref.Doc.File, ref.Rule.ID(), i, f, why)
+				}
+			}
+		}
+	}
+}
