@@ -10,10 +10,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
+	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	batchv1beta1 "k8s.io/api/batch/v1beta1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1alpha1 "k8s.io/api/certificates/v1alpha1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	coordinationv1alpha2 "k8s.io/api/coordination/v1alpha2"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
@@ -33,10 +39,14 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	storagev1alpha1 "k8s.io/api/storage/v1alpha1"
 	storagev1beta1 "k8s.io/api/storage/v1beta1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
 
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/rules"
@@ -61,6 +71,11 @@ var oraclePairs = []struct {
 	// through a chain of rules (flowcontrol v1beta1 -> v1beta3 -> v1); empty
 	// means the rule's toVersion.
 	to string
+	// unmatched names, per input (file name without .json), the fields
+	// where the rule cannot give Kubernetes' answer; the pair's README.md
+	// says why. They are left out of the comparison with Kubernetes, not
+	// out of the round trip.
+	unmatched map[string][][]string
 }{
 	{dir: "pdb-policy-v1beta1-v1", rule: "poddisruptionbudgets.policy/v1beta1->v1"},
 	{dir: "ingress-networking-v1beta1-v1", rule: "ingresses.networking.k8s.io/v1beta1->v1", served: true},
@@ -98,6 +113,27 @@ var oraclePairs = []struct {
 	{dir: "resourceclaim-resource-v1beta2-v1", rule: "resourceclaims.resource.k8s.io/v1beta2->v1"},
 	{dir: "resourceclaimtemplate-resource-v1beta2-v1", rule: "resourceclaimtemplates.resource.k8s.io/v1beta2->v1"},
 	{dir: "resourceslice-resource-v1beta2-v1", rule: "resourceslices.resource.k8s.io/v1beta2->v1"},
+	// admissionregistration.k8s.io
+	{dir: "validatingwebhookconfiguration-admissionregistration-v1beta1-v1", rule: "validatingwebhookconfigurations.admissionregistration.k8s.io/v1beta1->v1", served: true},
+	{dir: "mutatingwebhookconfiguration-admissionregistration-v1beta1-v1", rule: "mutatingwebhookconfigurations.admissionregistration.k8s.io/v1beta1->v1", served: true},
+	{dir: "validatingadmissionpolicy-admissionregistration-v1beta1-v1", rule: "validatingadmissionpolicies.admissionregistration.k8s.io/v1beta1->v1"},
+	{dir: "validatingadmissionpolicy-admissionregistration-v1alpha1-v1", rule: "validatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1"},
+	{dir: "validatingadmissionpolicybinding-admissionregistration-v1beta1-v1", rule: "validatingadmissionpolicybindings.admissionregistration.k8s.io/v1beta1->v1"},
+	{dir: "validatingadmissionpolicybinding-admissionregistration-v1alpha1-v1", rule: "validatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1", served: true},
+	{dir: "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1beta1"},
+	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1beta1", served: true},
+	// apiextensions.k8s.io
+	{dir: "customresourcedefinition-apiextensions-v1beta1-v1", rule: "customresourcedefinitions.apiextensions.k8s.io/v1beta1->v1", served: true},
+	// apiregistration.k8s.io
+	{dir: "apiservice-apiregistration-v1beta1-v1", rule: "apiservices.apiregistration.k8s.io/v1beta1->v1", served: true},
+	// certificates.k8s.io
+	{dir: "certificatesigningrequest-certificates-v1beta1-v1", rule: "certificatesigningrequests.certificates.k8s.io/v1beta1->v1", served: true,
+		unmatched: map[string][][]string{
+			// v1beta1 defaults signerName from the X.509 request.
+			"kubelet-bootstrap.v1beta1":           {{"spec", "signerName"}},
+			"service-serving-no-defaults.v1beta1": {{"spec", "signerName"}},
+		}},
+	{dir: "clustertrustbundle-certificates-v1alpha1-v1beta1", rule: "clustertrustbundles.certificates.k8s.io/v1alpha1->v1beta1"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -159,7 +195,13 @@ func TestOracle(t *testing.T) {
 						want = served
 					}
 					got := convertAgree(t, native, viaJQ, rules.DeepCopyJSON(obj).(map[string]any), to)
-					compareTyped(t, to.WithKind(obj["kind"].(string)), readJSON(t, want), withoutConversionData(rules.DeepCopyJSON(got).(map[string]any)), want)
+					wantObj, gotObj := readJSON(t, want), withoutConversionData(rules.DeepCopyJSON(got).(map[string]any))
+					for _, p := range pair.unmatched[name] {
+						t.Logf("%s is not compared: the rule cannot give Kubernetes' value (see README.md)", strings.Join(p, "."))
+						deletePath(wantObj, p)
+						deletePath(gotObj, p)
+					}
+					compareTyped(t, to.WithKind(obj["kind"].(string)), wantObj, gotObj, want)
 
 					back := convertAgree(t, native, viaJQ, got, from)
 					if diff := cmp.Diff(obj, back, numberComparer); diff != "" {
@@ -169,6 +211,18 @@ func TestOracle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deletePath removes the member at path p of obj, if it is there.
+func deletePath(obj map[string]any, p []string) {
+	for _, k := range p[:len(p)-1] {
+		next, ok := obj[k].(map[string]any)
+		if !ok {
+			return
+		}
+		obj = next
+	}
+	delete(obj, p[len(p)-1])
 }
 
 // labelOf is the file label of a group/version in the oracle: its version.
@@ -333,6 +387,54 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &resourcev1beta2.ResourceClaimTemplate{}
 	case "resource.k8s.io/v1beta2/ResourceSlice":
 		return &resourcev1beta2.ResourceSlice{}
+	// admissionregistration.k8s.io
+	case "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration":
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	case "admissionregistration.k8s.io/v1beta1/ValidatingWebhookConfiguration":
+		return &admissionregistrationv1beta1.ValidatingWebhookConfiguration{}
+	case "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration":
+		return &admissionregistrationv1.MutatingWebhookConfiguration{}
+	case "admissionregistration.k8s.io/v1beta1/MutatingWebhookConfiguration":
+		return &admissionregistrationv1beta1.MutatingWebhookConfiguration{}
+	case "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy":
+		return &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1beta1/ValidatingAdmissionPolicy":
+		return &admissionregistrationv1beta1.ValidatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1alpha1/ValidatingAdmissionPolicy":
+		return &admissionregistrationv1alpha1.ValidatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding":
+		return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1beta1/ValidatingAdmissionPolicyBinding":
+		return &admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1alpha1/ValidatingAdmissionPolicyBinding":
+		return &admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy":
+		return &admissionregistrationv1beta1.MutatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1alpha1/MutatingAdmissionPolicy":
+		return &admissionregistrationv1alpha1.MutatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicyBinding":
+		return &admissionregistrationv1beta1.MutatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1alpha1/MutatingAdmissionPolicyBinding":
+		return &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{}
+	// apiextensions.k8s.io
+	case "apiextensions.k8s.io/v1/CustomResourceDefinition":
+		return &apiextensionsv1.CustomResourceDefinition{}
+	case "apiextensions.k8s.io/v1beta1/CustomResourceDefinition":
+		return &apiextensionsv1beta1.CustomResourceDefinition{}
+	// apiregistration.k8s.io
+	case "apiregistration.k8s.io/v1/APIService":
+		return &apiregistrationv1.APIService{}
+	case "apiregistration.k8s.io/v1beta1/APIService":
+		return &apiregistrationv1beta1.APIService{}
+	// certificates.k8s.io
+	case "certificates.k8s.io/v1/CertificateSigningRequest":
+		return &certificatesv1.CertificateSigningRequest{}
+	case "certificates.k8s.io/v1beta1/CertificateSigningRequest":
+		return &certificatesv1beta1.CertificateSigningRequest{}
+	case "certificates.k8s.io/v1beta1/ClusterTrustBundle":
+		return &certificatesv1beta1.ClusterTrustBundle{}
+	case "certificates.k8s.io/v1alpha1/ClusterTrustBundle":
+		return &certificatesv1alpha1.ClusterTrustBundle{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

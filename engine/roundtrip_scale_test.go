@@ -15,10 +15,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
+	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	batchv1beta1 "k8s.io/api/batch/v1beta1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1alpha1 "k8s.io/api/certificates/v1alpha1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
@@ -26,10 +32,14 @@ import (
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
 	"sigs.k8s.io/randfill"
 
 	"github.com/mvpctl/mvpctl/engine"
@@ -138,6 +148,96 @@ var typedObjects = map[schema.GroupVersionKind]func() any{
 	{Group: "autoscaling", Version: "v2beta2", Kind: "HorizontalPodAutoscaler"}: func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
 	{Group: "coordination.k8s.io", Version: "v1beta1", Kind: "Lease"}:           func() any { return &coordinationv1beta1.Lease{} },
 	{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}:                func() any { return &coordinationv1.Lease{} },
+	// admissionregistration.k8s.io
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "ValidatingWebhookConfiguration"}: func() any {
+		return &admissionregistrationv1beta1.ValidatingWebhookConfiguration{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"}: func() any {
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "MutatingWebhookConfiguration"}: func() any {
+		return &admissionregistrationv1beta1.MutatingWebhookConfiguration{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration"}: func() any {
+		return &admissionregistrationv1.MutatingWebhookConfiguration{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Kind: "ValidatingAdmissionPolicy"}: func() any {
+		return &admissionregistrationv1alpha1.ValidatingAdmissionPolicy{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "ValidatingAdmissionPolicy"}: func() any {
+		return &admissionregistrationv1beta1.ValidatingAdmissionPolicy{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}: func() any {
+		return &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Kind: "ValidatingAdmissionPolicyBinding"}: func() any {
+		return &admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "ValidatingAdmissionPolicyBinding"}: func() any {
+		return &admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"}: func() any {
+		return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Kind: "MutatingAdmissionPolicy"}: func() any {
+		return &admissionregistrationv1alpha1.MutatingAdmissionPolicy{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "MutatingAdmissionPolicy"}: func() any {
+		return &admissionregistrationv1beta1.MutatingAdmissionPolicy{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Kind: "MutatingAdmissionPolicyBinding"}: func() any {
+		return &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{}
+	},
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1", Kind: "MutatingAdmissionPolicyBinding"}: func() any {
+		return &admissionregistrationv1beta1.MutatingAdmissionPolicyBinding{}
+	},
+	// apiextensions.k8s.io (schemas filled by crdSchemaFuncs)
+	{Group: "apiextensions.k8s.io", Version: "v1beta1", Kind: "CustomResourceDefinition"}: func() any {
+		return &apiextensionsv1beta1.CustomResourceDefinition{}
+	},
+	{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}: func() any {
+		return &apiextensionsv1.CustomResourceDefinition{}
+	},
+	// apiregistration.k8s.io
+	{Group: "apiregistration.k8s.io", Version: "v1beta1", Kind: "APIService"}: func() any { return &apiregistrationv1beta1.APIService{} },
+	{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}:      func() any { return &apiregistrationv1.APIService{} },
+	// certificates.k8s.io
+	{Group: "certificates.k8s.io", Version: "v1beta1", Kind: "CertificateSigningRequest"}: func() any {
+		return &certificatesv1beta1.CertificateSigningRequest{}
+	},
+	{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}: func() any {
+		return &certificatesv1.CertificateSigningRequest{}
+	},
+	{Group: "certificates.k8s.io", Version: "v1alpha1", Kind: "ClusterTrustBundle"}: func() any {
+		return &certificatesv1alpha1.ClusterTrustBundle{}
+	},
+	{Group: "certificates.k8s.io", Version: "v1beta1", Kind: "ClusterTrustBundle"}: func() any {
+		return &certificatesv1beta1.ClusterTrustBundle{}
+	},
+}
+
+// crdSchemaFuncs fill CustomResourceDefinition schemas with a few fields and
+// one level of properties: a schema filled field by field nests without end,
+// and its JSON values (default, example, enum) must hold JSON.
+var crdSchemaFuncs = []any{
+	func(p *apiextensionsv1.JSONSchemaProps, c randfill.Continue) {
+		c.Fill(&p.Description)
+		p.Type = c.String(0)
+		p.Nullable = c.Bool()
+		if c.Bool() {
+			p.Properties = map[string]apiextensionsv1.JSONSchemaProps{c.String(0): {Type: "string", Description: c.String(0)}}
+			p.Required = []string{c.String(0)}
+		}
+	},
+	func(p *apiextensionsv1beta1.JSONSchemaProps, c randfill.Continue) {
+		c.Fill(&p.Description)
+		p.Type = c.String(0)
+		p.Nullable = c.Bool()
+		if c.Bool() {
+			p.Properties = map[string]apiextensionsv1beta1.JSONSchemaProps{c.String(0): {Type: "string", Description: c.String(0)}}
+			p.Required = []string{c.String(0)}
+		}
+	},
 }
 
 // objectGen generates the objects of one rule and direction.
@@ -160,7 +260,7 @@ func newObjectGen(name string, c *rules.Compiled, prog *rules.Program, words []s
 	kind := kindOf(c.Rule)
 	g := &objectGen{
 		rnd:     rand.New(rand.NewSource(seed)),
-		filler:  fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(seed+1), scheme.Codecs).NilChance(0.4).NumElements(0, 2),
+		filler:  fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(seed+1), scheme.Codecs).NilChance(0.4).NumElements(0, 2).Funcs(crdSchemaFuncs...),
 		newObj:  typedObjects[prog.From.WithKind(kind)],
 		from:    prog.From,
 		kind:    kind,

@@ -3,7 +3,9 @@ module github.com/mvpctl/mvpctl/e2e/oracle
 go 1.26.8
 
 require (
+	k8s.io/apiextensions-apiserver v0.0.0
 	k8s.io/apimachinery v0.35.4
+	k8s.io/kube-aggregator v0.0.0
 	k8s.io/kubernetes v1.35.4
 )
 
@@ -35,7 +37,6 @@ require (
 	google.golang.org/protobuf v1.36.8 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/api v0.35.4 // indirect
-	k8s.io/apiextensions-apiserver v0.0.0 // indirect
 	k8s.io/apiserver v0.35.4 // indirect
 	k8s.io/client-go v0.35.4 // indirect
 	k8s.io/component-base v0.35.4 // indirect

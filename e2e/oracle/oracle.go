@@ -41,9 +41,16 @@ import (
 	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
 	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
 
+	admissionregistrationinstall "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 	flowcontrolinstall "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
 	resourceinstall "k8s.io/kubernetes/pkg/apis/resource/install"
 	storageinstall "k8s.io/kubernetes/pkg/apis/storage/install"
+
+	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+
+	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
+
+	certificatesinstall "k8s.io/kubernetes/pkg/apis/certificates/install"
 )
 
 // KubernetesVersion is the k8s.io/kubernetes module version the fixtures come
@@ -61,9 +68,27 @@ type Side struct {
 type Pair struct {
 	Name  string // directory name under testdata/oracle
 	Sides [2]Side
-	// Fuzzed maps a side label to the k8s.io/api testdata/HEAD fixture that
+	// Fuzzed maps a side label to the testdata/HEAD fixture that
 	// in/fuzzed.<label>.json is copied from.
 	Fuzzed map[string]string
+	// FuzzedModule is the module whose round-trip fixtures Fuzzed names;
+	// empty means k8s.io/api (see FixtureDirs).
+	FuzzedModule string
+}
+
+// FixtureDirs maps a module to the directory, inside it, of its generated
+// round-trip fixtures (testdata/HEAD/<group>.<version>.<Kind>.json).
+var FixtureDirs = map[string]string{
+	"k8s.io/api":                     "testdata/HEAD",
+	"k8s.io/apiextensions-apiserver": "pkg/apis/testdata/HEAD",
+}
+
+// FixtureModule is the module of the pair's fuzzed fixtures.
+func (p Pair) FixtureModule() string {
+	if p.FuzzedModule == "" {
+		return "k8s.io/api"
+	}
+	return p.FuzzedModule
 }
 
 func gvk(group, version, kind string) schema.GroupVersionKind {
@@ -419,6 +444,139 @@ var Pairs = []Pair{
 			"v1":      "resource.k8s.io.v1.ResourceSlice.json",
 		},
 	},
+	// admissionregistration.k8s.io
+	{
+		Name: "validatingwebhookconfiguration-admissionregistration-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingWebhookConfiguration")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.ValidatingWebhookConfiguration.json",
+			"v1":      "admissionregistration.k8s.io.v1.ValidatingWebhookConfiguration.json",
+		},
+	},
+	{
+		Name: "mutatingwebhookconfiguration-admissionregistration-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingWebhookConfiguration")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.MutatingWebhookConfiguration.json",
+			"v1":      "admissionregistration.k8s.io.v1.MutatingWebhookConfiguration.json",
+		},
+	},
+	{
+		Name: "validatingadmissionpolicy-admissionregistration-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingAdmissionPolicy")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.ValidatingAdmissionPolicy.json",
+			"v1":      "admissionregistration.k8s.io.v1.ValidatingAdmissionPolicy.json",
+		},
+	},
+	{
+		Name: "validatingadmissionpolicy-admissionregistration-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "ValidatingAdmissionPolicy")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.ValidatingAdmissionPolicy.json",
+			"v1":       "admissionregistration.k8s.io.v1.ValidatingAdmissionPolicy.json",
+		},
+	},
+	{
+		Name: "validatingadmissionpolicybinding-admissionregistration-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingAdmissionPolicyBinding")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.ValidatingAdmissionPolicyBinding.json",
+			"v1":      "admissionregistration.k8s.io.v1.ValidatingAdmissionPolicyBinding.json",
+		},
+	},
+	{
+		Name: "validatingadmissionpolicybinding-admissionregistration-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "ValidatingAdmissionPolicyBinding")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.ValidatingAdmissionPolicyBinding.json",
+			"v1":       "admissionregistration.k8s.io.v1.ValidatingAdmissionPolicyBinding.json",
+		},
+	},
+	{
+		Name: "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1beta1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "MutatingAdmissionPolicy")},
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.MutatingAdmissionPolicy.json",
+			"v1beta1":  "admissionregistration.k8s.io.v1beta1.MutatingAdmissionPolicy.json",
+		},
+	},
+	{
+		Name: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1beta1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "MutatingAdmissionPolicyBinding")},
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicyBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.MutatingAdmissionPolicyBinding.json",
+			"v1beta1":  "admissionregistration.k8s.io.v1beta1.MutatingAdmissionPolicyBinding.json",
+		},
+	},
+	// apiextensions.k8s.io
+	{
+		Name: "customresourcedefinition-apiextensions-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apiextensions.k8s.io", "v1beta1", "CustomResourceDefinition")},
+			{"v1", gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "apiextensions.k8s.io.v1beta1.CustomResourceDefinition.json",
+			"v1":      "apiextensions.k8s.io.v1.CustomResourceDefinition.json",
+		},
+		FuzzedModule: "k8s.io/apiextensions-apiserver",
+	},
+	// apiregistration.k8s.io (k8s.io/kube-aggregator has no round-trip fixtures)
+	{
+		Name: "apiservice-apiregistration-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apiregistration.k8s.io", "v1beta1", "APIService")},
+			{"v1", gvk("apiregistration.k8s.io", "v1", "APIService")},
+		},
+	},
+	// certificates.k8s.io
+	{
+		Name: "certificatesigningrequest-certificates-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("certificates.k8s.io", "v1beta1", "CertificateSigningRequest")},
+			{"v1", gvk("certificates.k8s.io", "v1", "CertificateSigningRequest")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "certificates.k8s.io.v1beta1.CertificateSigningRequest.json",
+			"v1":      "certificates.k8s.io.v1.CertificateSigningRequest.json",
+		},
+	},
+	{
+		Name: "clustertrustbundle-certificates-v1alpha1-v1beta1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("certificates.k8s.io", "v1alpha1", "ClusterTrustBundle")},
+			{"v1beta1", gvk("certificates.k8s.io", "v1beta1", "ClusterTrustBundle")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "certificates.k8s.io.v1alpha1.ClusterTrustBundle.json",
+			"v1beta1":  "certificates.k8s.io.v1beta1.ClusterTrustBundle.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -437,6 +595,10 @@ func NewScheme() *runtime.Scheme {
 	flowcontrolinstall.Install(s)
 	resourceinstall.Install(s)
 	storageinstall.Install(s)
+	admissionregistrationinstall.Install(s)
+	apiextensionsinstall.Install(s)
+	apiregistrationinstall.Install(s)
+	certificatesinstall.Install(s)
 	return s
 }
 

@@ -5,8 +5,8 @@
 //	go run ./cmd/gen-oracle -check     # exit 1 if anything committed differs
 //	go run ./cmd/gen-oracle -import-fuzzed   # (re)copy in/fuzzed.* from k8s.io/api testdata/HEAD
 //
-// -check also verifies that in/fuzzed.*.json still equal the k8s.io/api
-// fixtures of the version in go.mod.
+// -check also verifies that in/fuzzed.*.json still equal the round-trip
+// fixtures (k8s.io/api, k8s.io/apiextensions-apiserver) of the version in go.mod.
 package main
 
 import (
@@ -26,7 +26,7 @@ import (
 func main() {
 	dir := flag.String("dir", "../../testdata/oracle", "the testdata/oracle directory")
 	check := flag.Bool("check", false, "do not write; exit 1 if a committed file differs from what would be generated")
-	importFuzzed := flag.Bool("import-fuzzed", false, "copy in/fuzzed.<version>.json from the k8s.io/api module's testdata/HEAD before generating")
+	importFuzzed := flag.Bool("import-fuzzed", false, "copy in/fuzzed.<version>.json from the round-trip fixtures (testdata/HEAD) of k8s.io/api or the pair's module before generating")
 	flag.Parse()
 	if err := run(*dir, *check, *importFuzzed); err != nil {
 		fmt.Fprintln(os.Stderr, "gen-oracle:", err)
@@ -56,7 +56,7 @@ func run(dir string, check, importFuzzed bool) error {
 			fmt.Println("imported", rel)
 			continue
 		}
-		problems = append(problems, "fuzzed input differs from k8s.io/api testdata/HEAD (run with -import-fuzzed): "+rel)
+		problems = append(problems, "fuzzed input differs from its module's testdata/HEAD (run with -import-fuzzed): "+rel)
 	}
 
 	files, err := oracle.Generate(dir)
@@ -93,17 +93,23 @@ func run(dir string, check, importFuzzed bool) error {
 }
 
 // fuzzedInputs returns the expected content of every in/fuzzed.<label>.json:
-// the k8s.io/api module's testdata/HEAD fixture, re-indented with 2 spaces
-// (json.Indent keeps every key, value and key order as they are).
+// the testdata/HEAD fixture of the pair's module (k8s.io/api unless the pair
+// says otherwise), re-indented with 2 spaces (json.Indent keeps every key,
+// value and key order as they are).
 func fuzzedInputs(dir string) (map[string][]byte, error) {
-	apiDir, err := moduleDir("k8s.io/api")
-	if err != nil {
-		return nil, err
-	}
+	moduleDirs := map[string]string{}
 	out := map[string][]byte{}
 	for _, p := range oracle.Pairs {
+		mod := p.FixtureModule()
+		if _, ok := moduleDirs[mod]; !ok && len(p.Fuzzed) > 0 {
+			d, err := moduleDir(mod)
+			if err != nil {
+				return nil, err
+			}
+			moduleDirs[mod] = d
+		}
 		for label, fixture := range p.Fuzzed {
-			raw, err := os.ReadFile(filepath.Join(apiDir, "testdata", "HEAD", fixture))
+			raw, err := os.ReadFile(filepath.Join(moduleDirs[mod], oracle.FixtureDirs[mod], fixture))
 			if err != nil {
 				return nil, err
 			}
