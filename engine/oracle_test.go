@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	appsv1beta1 "k8s.io/api/apps/v1beta1"
+	appsv1beta2 "k8s.io/api/apps/v1beta2"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -54,6 +57,18 @@ var oraclePairs = []struct {
 	{dir: "hpa-autoscaling-v2beta2-v2", rule: "horizontalpodautoscalers.autoscaling/v2beta2->v2"},
 	{dir: "hpa-autoscaling-v1-v2", rule: "horizontalpodautoscalers.autoscaling/v1->v2"},
 	{dir: "lease-coordination-v1beta1-v1", rule: "leases.coordination.k8s.io/v1beta1->v1"},
+	// apps/v1beta1, apps/v1beta2 and extensions/v1beta1 workloads
+	{dir: "deployment-apps-v1beta1-v1", rule: "deployments.apps/v1beta1->v1"},
+	{dir: "deployment-apps-v1beta2-v1", rule: "deployments.apps/v1beta2->v1"},
+	{dir: "deployment-extensions-v1beta1-apps-v1", rule: "deployments.extensions/v1beta1->apps/v1"},
+	{dir: "statefulset-apps-v1beta1-v1", rule: "statefulsets.apps/v1beta1->v1"},
+	{dir: "statefulset-apps-v1beta2-v1", rule: "statefulsets.apps/v1beta2->v1"},
+	{dir: "daemonset-apps-v1beta2-v1", rule: "daemonsets.apps/v1beta2->v1"},
+	{dir: "daemonset-extensions-v1beta1-apps-v1", rule: "daemonsets.extensions/v1beta1->apps/v1"},
+	{dir: "replicaset-apps-v1beta2-v1", rule: "replicasets.apps/v1beta2->v1"},
+	{dir: "replicaset-extensions-v1beta1-apps-v1", rule: "replicasets.extensions/v1beta1->apps/v1"},
+	{dir: "controllerrevision-apps-v1beta1-v1", rule: "controllerrevisions.apps/v1beta1->v1"},
+	{dir: "controllerrevision-apps-v1beta2-v1", rule: "controllerrevisions.apps/v1beta2->v1"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -223,6 +238,38 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &coordinationv1.Lease{}
 	case "coordination.k8s.io/v1beta1/Lease":
 		return &coordinationv1beta1.Lease{}
+	case "apps/v1/Deployment":
+		return &appsv1.Deployment{}
+	case "apps/v1beta1/Deployment":
+		return &appsv1beta1.Deployment{}
+	case "apps/v1beta2/Deployment":
+		return &appsv1beta2.Deployment{}
+	case "extensions/v1beta1/Deployment":
+		return &extensionsv1beta1.Deployment{}
+	case "apps/v1/StatefulSet":
+		return &appsv1.StatefulSet{}
+	case "apps/v1beta1/StatefulSet":
+		return &appsv1beta1.StatefulSet{}
+	case "apps/v1beta2/StatefulSet":
+		return &appsv1beta2.StatefulSet{}
+	case "apps/v1/DaemonSet":
+		return &appsv1.DaemonSet{}
+	case "apps/v1beta2/DaemonSet":
+		return &appsv1beta2.DaemonSet{}
+	case "extensions/v1beta1/DaemonSet":
+		return &extensionsv1beta1.DaemonSet{}
+	case "apps/v1/ReplicaSet":
+		return &appsv1.ReplicaSet{}
+	case "apps/v1beta2/ReplicaSet":
+		return &appsv1beta2.ReplicaSet{}
+	case "extensions/v1beta1/ReplicaSet":
+		return &extensionsv1beta1.ReplicaSet{}
+	case "apps/v1/ControllerRevision":
+		return &appsv1.ControllerRevision{}
+	case "apps/v1beta1/ControllerRevision":
+		return &appsv1beta1.ControllerRevision{}
+	case "apps/v1beta2/ControllerRevision":
+		return &appsv1beta2.ControllerRevision{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil
@@ -260,7 +307,8 @@ type hpaBehaviorAnnotation struct {
 // (decoded into their Kubernetes types, so that key order and quantity
 // spelling do not count) and undoes what every conversion through the
 // internal PodSpec does, whatever the versions (securityContext: {} added,
-// serviceAccount overwritten by serviceAccountName).
+// serviceAccount overwritten by serviceAccountName, or serviceAccountName
+// taken from serviceAccount when it is empty).
 func normalizeTyped(t *testing.T, obj any) {
 	t.Helper()
 	var meta *metav1.ObjectMeta
@@ -273,6 +321,8 @@ func normalizeTyped(t *testing.T, obj any) {
 		normalizePodSpec(&o.Spec.JobTemplate.Spec.Template.Spec)
 	case *batchv1beta1.CronJob:
 		normalizePodSpec(&o.Spec.JobTemplate.Spec.Template.Spec)
+	default:
+		normalizeWorkload(obj)
 	}
 	if meta == nil {
 		return
@@ -300,7 +350,102 @@ func normalizePodSpec(spec *corev1.PodSpec) {
 	if spec.SecurityContext != nil && equality.Semantic.DeepEqual(*spec.SecurityContext, corev1.PodSecurityContext{}) {
 		spec.SecurityContext = nil
 	}
-	if spec.ServiceAccountName != "" {
-		spec.DeprecatedServiceAccount = spec.ServiceAccountName
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount
+	}
+	spec.DeprecatedServiceAccount = spec.ServiceAccountName
+}
+
+// normalizeWorkload undoes, for the apps workloads of every version, what
+// every conversion through the internal apps types does, whatever the
+// versions: the pod template's normalizePodSpec, and a missing replicas,
+// rolling-update maxUnavailable and maxSurge, or StatefulSet partition
+// becomes 0, because the internal fields are not pointers. A kube-apiserver
+// defaults those fields before it converts, so on a server they are never
+// missing; mvpctl does not write the zeros (a replicas of 0 would scale a
+// manifest's Deployment to nothing).
+func normalizeWorkload(obj any) {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.Strategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *appsv1beta1.Deployment:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.Strategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *appsv1beta2.Deployment:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.Strategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *extensionsv1beta1.Deployment:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.Strategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *appsv1.StatefulSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.Partition)
+		}
+	case *appsv1beta1.StatefulSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.Partition)
+		}
+	case *appsv1beta2.StatefulSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.Partition)
+		}
+	case *appsv1.DaemonSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *appsv1beta2.DaemonSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *extensionsv1beta1.DaemonSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *appsv1.ReplicaSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+	case *appsv1beta2.ReplicaSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+	case *extensionsv1beta1.ReplicaSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+	}
+}
+
+// zeroToNil clears a pointer to a zero value (an int32 0, an IntOrString 0).
+func zeroToNil[T comparable](p **T) {
+	var zero T
+	if *p != nil && **p == zero {
+		*p = nil
 	}
 }

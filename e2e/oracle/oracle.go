@@ -40,6 +40,8 @@ import (
 	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
 	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
 	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
+
+	appsinstall "k8s.io/kubernetes/pkg/apis/apps/install"
 )
 
 // KubernetesVersion is the k8s.io/kubernetes module version the fixtures come
@@ -145,6 +147,128 @@ var Pairs = []Pair{
 			"v1":      "coordination.k8s.io.v1.Lease.json",
 		},
 	},
+	// apps/v1beta1, apps/v1beta2 and extensions/v1beta1 workloads
+	{
+		Name: "deployment-apps-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apps", "v1beta1", "Deployment")},
+			{"v1", gvk("apps", "v1", "Deployment")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "apps.v1beta1.Deployment.json",
+			"v1":      "apps.v1.Deployment.json",
+		},
+	},
+	{
+		Name: "deployment-apps-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "Deployment")},
+			{"v1", gvk("apps", "v1", "Deployment")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.Deployment.json",
+			"v1":      "apps.v1.Deployment.json",
+		},
+	},
+	{
+		Name: "statefulset-apps-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apps", "v1beta1", "StatefulSet")},
+			{"v1", gvk("apps", "v1", "StatefulSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "apps.v1beta1.StatefulSet.json",
+			"v1":      "apps.v1.StatefulSet.json",
+		},
+	},
+	{
+		Name: "statefulset-apps-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "StatefulSet")},
+			{"v1", gvk("apps", "v1", "StatefulSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.StatefulSet.json",
+			"v1":      "apps.v1.StatefulSet.json",
+		},
+	},
+	{
+		Name: "daemonset-apps-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "DaemonSet")},
+			{"v1", gvk("apps", "v1", "DaemonSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.DaemonSet.json",
+			"v1":      "apps.v1.DaemonSet.json",
+		},
+	},
+	{
+		Name: "replicaset-apps-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "ReplicaSet")},
+			{"v1", gvk("apps", "v1", "ReplicaSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.ReplicaSet.json",
+			"v1":      "apps.v1.ReplicaSet.json",
+		},
+	},
+	{
+		Name: "controllerrevision-apps-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apps", "v1beta1", "ControllerRevision")},
+			{"v1", gvk("apps", "v1", "ControllerRevision")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "apps.v1beta1.ControllerRevision.json",
+			"v1":      "apps.v1.ControllerRevision.json",
+		},
+	},
+	{
+		Name: "controllerrevision-apps-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "ControllerRevision")},
+			{"v1", gvk("apps", "v1", "ControllerRevision")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.ControllerRevision.json",
+			"v1":      "apps.v1.ControllerRevision.json",
+		},
+	},
+	{
+		Name: "deployment-extensions-v1beta1-apps-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "Deployment")},
+			{"v1", gvk("apps", "v1", "Deployment")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.Deployment.json",
+			"v1":      "apps.v1.Deployment.json",
+		},
+	},
+	{
+		Name: "daemonset-extensions-v1beta1-apps-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "DaemonSet")},
+			{"v1", gvk("apps", "v1", "DaemonSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.DaemonSet.json",
+			"v1":      "apps.v1.DaemonSet.json",
+		},
+	},
+	{
+		Name: "replicaset-extensions-v1beta1-apps-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "ReplicaSet")},
+			{"v1", gvk("apps", "v1", "ReplicaSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.ReplicaSet.json",
+			"v1":      "apps.v1.ReplicaSet.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -157,6 +281,7 @@ func NewScheme() *runtime.Scheme {
 	extensionsinstall.Install(s)
 	networkinginstall.Install(s)
 	policyinstall.Install(s)
+	appsinstall.Install(s)
 	return s
 }
 

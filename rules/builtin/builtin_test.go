@@ -83,7 +83,8 @@ func TestConverts(t *testing.T) {
 		{Group: "extensions", Version: "v1beta1", Kind: "Ingress"}:             true,
 		{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler"}: true,
 		{Group: "policy", Version: "v1beta1", Kind: "PodSecurityPolicy"}:       false,
-		{Group: "extensions", Version: "v1beta1", Kind: "Deployment"}:          false,
+		{Group: "extensions", Version: "v1beta1", Kind: "Deployment"}:          true,
+		{Group: "apps", Version: "v1beta1", Kind: "DeploymentRollback"}:        false,
 	} {
 		if got := builtin.Converts(gvk); got != want {
 			t.Errorf("Converts(%v) = %v", gvk, got)
