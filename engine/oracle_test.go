@@ -69,6 +69,8 @@ var oraclePairs = []struct {
 	{dir: "replicaset-extensions-v1beta1-apps-v1", rule: "replicasets.extensions/v1beta1->apps/v1"},
 	{dir: "controllerrevision-apps-v1beta1-v1", rule: "controllerrevisions.apps/v1beta1->v1"},
 	{dir: "controllerrevision-apps-v1beta2-v1", rule: "controllerrevisions.apps/v1beta2->v1"},
+	// extensions/v1beta1 NetworkPolicy
+	{dir: "networkpolicy-extensions-v1beta1-networking-v1", rule: "networkpolicies.extensions/v1beta1->networking.k8s.io/v1"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -270,6 +272,10 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &appsv1beta1.ControllerRevision{}
 	case "apps/v1beta2/ControllerRevision":
 		return &appsv1beta2.ControllerRevision{}
+	case "extensions/v1beta1/NetworkPolicy":
+		return &extensionsv1beta1.NetworkPolicy{}
+	case "networking.k8s.io/v1/NetworkPolicy":
+		return &networkingv1.NetworkPolicy{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

@@ -269,6 +269,18 @@ var Pairs = []Pair{
 			"v1":      "apps.v1.ReplicaSet.json",
 		},
 	},
+	// extensions/v1beta1 NetworkPolicy
+	{
+		Name: "networkpolicy-extensions-v1beta1-networking-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "NetworkPolicy")},
+			{"v1", gvk("networking.k8s.io", "v1", "NetworkPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.NetworkPolicy.json",
+			"v1":      "networking.k8s.io.v1.NetworkPolicy.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
