@@ -20,11 +20,21 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	eventsv1beta1 "k8s.io/api/events/v1beta1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	networkingv1 "k8s.io/api/networking/v1"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
+	nodev1 "k8s.io/api/node/v1"
+	nodev1beta1 "k8s.io/api/node/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	storagev1 "k8s.io/api/storage/v1"
+	storagev1beta1 "k8s.io/api/storage/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,6 +81,23 @@ var oraclePairs = []struct {
 	{dir: "controllerrevision-apps-v1beta2-v1", rule: "controllerrevisions.apps/v1beta2->v1"},
 	// extensions/v1beta1 NetworkPolicy
 	{dir: "networkpolicy-extensions-v1beta1-networking-v1", rule: "networkpolicies.extensions/v1beta1->networking.k8s.io/v1"},
+	// rbac.authorization.k8s.io/v1beta1
+	{dir: "role-rbac-v1beta1-v1", rule: "roles.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "clusterrole-rbac-v1beta1-v1", rule: "clusterroles.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "rolebinding-rbac-v1beta1-v1", rule: "rolebindings.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "clusterrolebinding-rbac-v1beta1-v1", rule: "clusterrolebindings.rbac.authorization.k8s.io/v1beta1->v1"},
+	// scheduling.k8s.io/v1beta1
+	{dir: "priorityclass-scheduling-v1beta1-v1", rule: "priorityclasses.scheduling.k8s.io/v1beta1->v1"},
+	// storage.k8s.io/v1beta1
+	{dir: "storageclass-storage-v1beta1-v1", rule: "storageclasses.storage.k8s.io/v1beta1->v1"},
+	{dir: "volumeattachment-storage-v1beta1-v1", rule: "volumeattachments.storage.k8s.io/v1beta1->v1"},
+	{dir: "csidriver-storage-v1beta1-v1", rule: "csidrivers.storage.k8s.io/v1beta1->v1"},
+	{dir: "csinode-storage-v1beta1-v1", rule: "csinodes.storage.k8s.io/v1beta1->v1"},
+	{dir: "csistoragecapacity-storage-v1beta1-v1", rule: "csistoragecapacities.storage.k8s.io/v1beta1->v1"},
+	// node.k8s.io/v1beta1
+	{dir: "runtimeclass-node-v1beta1-v1", rule: "runtimeclasses.node.k8s.io/v1beta1->v1"},
+	// events.k8s.io/v1beta1
+	{dir: "event-events-v1beta1-v1", rule: "events.events.k8s.io/v1beta1->v1"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -276,6 +303,54 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &extensionsv1beta1.NetworkPolicy{}
 	case "networking.k8s.io/v1/NetworkPolicy":
 		return &networkingv1.NetworkPolicy{}
+	case "rbac.authorization.k8s.io/v1/Role":
+		return &rbacv1.Role{}
+	case "rbac.authorization.k8s.io/v1beta1/Role":
+		return &rbacv1beta1.Role{}
+	case "rbac.authorization.k8s.io/v1/ClusterRole":
+		return &rbacv1.ClusterRole{}
+	case "rbac.authorization.k8s.io/v1beta1/ClusterRole":
+		return &rbacv1beta1.ClusterRole{}
+	case "rbac.authorization.k8s.io/v1/RoleBinding":
+		return &rbacv1.RoleBinding{}
+	case "rbac.authorization.k8s.io/v1beta1/RoleBinding":
+		return &rbacv1beta1.RoleBinding{}
+	case "rbac.authorization.k8s.io/v1/ClusterRoleBinding":
+		return &rbacv1.ClusterRoleBinding{}
+	case "rbac.authorization.k8s.io/v1beta1/ClusterRoleBinding":
+		return &rbacv1beta1.ClusterRoleBinding{}
+	case "scheduling.k8s.io/v1/PriorityClass":
+		return &schedulingv1.PriorityClass{}
+	case "scheduling.k8s.io/v1beta1/PriorityClass":
+		return &schedulingv1beta1.PriorityClass{}
+	case "storage.k8s.io/v1/StorageClass":
+		return &storagev1.StorageClass{}
+	case "storage.k8s.io/v1beta1/StorageClass":
+		return &storagev1beta1.StorageClass{}
+	case "storage.k8s.io/v1/VolumeAttachment":
+		return &storagev1.VolumeAttachment{}
+	case "storage.k8s.io/v1beta1/VolumeAttachment":
+		return &storagev1beta1.VolumeAttachment{}
+	case "storage.k8s.io/v1/CSIDriver":
+		return &storagev1.CSIDriver{}
+	case "storage.k8s.io/v1beta1/CSIDriver":
+		return &storagev1beta1.CSIDriver{}
+	case "storage.k8s.io/v1/CSINode":
+		return &storagev1.CSINode{}
+	case "storage.k8s.io/v1beta1/CSINode":
+		return &storagev1beta1.CSINode{}
+	case "storage.k8s.io/v1/CSIStorageCapacity":
+		return &storagev1.CSIStorageCapacity{}
+	case "storage.k8s.io/v1beta1/CSIStorageCapacity":
+		return &storagev1beta1.CSIStorageCapacity{}
+	case "node.k8s.io/v1/RuntimeClass":
+		return &nodev1.RuntimeClass{}
+	case "node.k8s.io/v1beta1/RuntimeClass":
+		return &nodev1beta1.RuntimeClass{}
+	case "events.k8s.io/v1/Event":
+		return &eventsv1.Event{}
+	case "events.k8s.io/v1beta1/Event":
+		return &eventsv1beta1.Event{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

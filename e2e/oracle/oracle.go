@@ -42,6 +42,11 @@ import (
 	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
 
 	appsinstall "k8s.io/kubernetes/pkg/apis/apps/install"
+	eventsinstall "k8s.io/kubernetes/pkg/apis/events/install"
+	nodeinstall "k8s.io/kubernetes/pkg/apis/node/install"
+	rbacinstall "k8s.io/kubernetes/pkg/apis/rbac/install"
+	schedulinginstall "k8s.io/kubernetes/pkg/apis/scheduling/install"
+	storageinstall "k8s.io/kubernetes/pkg/apis/storage/install"
 )
 
 // KubernetesVersion is the k8s.io/kubernetes module version the fixtures come
@@ -281,6 +286,143 @@ var Pairs = []Pair{
 			"v1":      "networking.k8s.io.v1.NetworkPolicy.json",
 		},
 	},
+	// rbac.authorization.k8s.io/v1beta1
+	{
+		Name: "role-rbac-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "Role")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "Role")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.Role.json",
+			"v1":      "rbac.authorization.k8s.io.v1.Role.json",
+		},
+	},
+	{
+		Name: "clusterrole-rbac-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "ClusterRole")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRole")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.ClusterRole.json",
+			"v1":      "rbac.authorization.k8s.io.v1.ClusterRole.json",
+		},
+	},
+	{
+		Name: "rolebinding-rbac-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "RoleBinding")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "RoleBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.RoleBinding.json",
+			"v1":      "rbac.authorization.k8s.io.v1.RoleBinding.json",
+		},
+	},
+	{
+		Name: "clusterrolebinding-rbac-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "ClusterRoleBinding")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.ClusterRoleBinding.json",
+			"v1":      "rbac.authorization.k8s.io.v1.ClusterRoleBinding.json",
+		},
+	},
+	// scheduling.k8s.io/v1beta1
+	{
+		Name: "priorityclass-scheduling-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("scheduling.k8s.io", "v1beta1", "PriorityClass")},
+			{"v1", gvk("scheduling.k8s.io", "v1", "PriorityClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "scheduling.k8s.io.v1beta1.PriorityClass.json",
+			"v1":      "scheduling.k8s.io.v1.PriorityClass.json",
+		},
+	},
+	// storage.k8s.io/v1beta1
+	{
+		Name: "storageclass-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "StorageClass")},
+			{"v1", gvk("storage.k8s.io", "v1", "StorageClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.StorageClass.json",
+			"v1":      "storage.k8s.io.v1.StorageClass.json",
+		},
+	},
+	{
+		Name: "volumeattachment-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "VolumeAttachment")},
+			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttachment")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.VolumeAttachment.json",
+			"v1":      "storage.k8s.io.v1.VolumeAttachment.json",
+		},
+	},
+	{
+		Name: "csidriver-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIDriver")},
+			{"v1", gvk("storage.k8s.io", "v1", "CSIDriver")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.CSIDriver.json",
+			"v1":      "storage.k8s.io.v1.CSIDriver.json",
+		},
+	},
+	{
+		Name: "csinode-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSINode")},
+			{"v1", gvk("storage.k8s.io", "v1", "CSINode")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.CSINode.json",
+			"v1":      "storage.k8s.io.v1.CSINode.json",
+		},
+	},
+	{
+		Name: "csistoragecapacity-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIStorageCapacity")},
+			{"v1", gvk("storage.k8s.io", "v1", "CSIStorageCapacity")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.CSIStorageCapacity.json",
+			"v1":      "storage.k8s.io.v1.CSIStorageCapacity.json",
+		},
+	},
+	// node.k8s.io/v1beta1
+	{
+		Name: "runtimeclass-node-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("node.k8s.io", "v1beta1", "RuntimeClass")},
+			{"v1", gvk("node.k8s.io", "v1", "RuntimeClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "node.k8s.io.v1beta1.RuntimeClass.json",
+			"v1":      "node.k8s.io.v1.RuntimeClass.json",
+		},
+	},
+	// events.k8s.io/v1beta1
+	{
+		Name: "event-events-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("events.k8s.io", "v1beta1", "Event")},
+			{"v1", gvk("events.k8s.io", "v1", "Event")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "events.k8s.io.v1beta1.Event.json",
+			"v1":      "events.k8s.io.v1.Event.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -294,6 +436,11 @@ func NewScheme() *runtime.Scheme {
 	networkinginstall.Install(s)
 	policyinstall.Install(s)
 	appsinstall.Install(s)
+	eventsinstall.Install(s)
+	nodeinstall.Install(s)
+	rbacinstall.Install(s)
+	schedulinginstall.Install(s)
+	storageinstall.Install(s)
 	return s
 }
 
