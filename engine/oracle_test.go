@@ -20,6 +20,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
 	eventsv1 "k8s.io/api/events/v1"
 	eventsv1beta1 "k8s.io/api/events/v1beta1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
@@ -98,6 +100,8 @@ var oraclePairs = []struct {
 	{dir: "runtimeclass-node-v1beta1-v1", rule: "runtimeclasses.node.k8s.io/v1beta1->v1"},
 	// events.k8s.io/v1beta1
 	{dir: "event-events-v1beta1-v1", rule: "events.events.k8s.io/v1beta1->v1"},
+	// discovery.k8s.io/v1beta1
+	{dir: "endpointslice-discovery-v1beta1-v1", rule: "endpointslices.discovery.k8s.io/v1beta1->v1"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -351,6 +355,10 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &eventsv1.Event{}
 	case "events.k8s.io/v1beta1/Event":
 		return &eventsv1beta1.Event{}
+	case "discovery.k8s.io/v1/EndpointSlice":
+		return &discoveryv1.EndpointSlice{}
+	case "discovery.k8s.io/v1beta1/EndpointSlice":
+		return &discoveryv1beta1.EndpointSlice{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

@@ -42,6 +42,7 @@ import (
 	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
 
 	appsinstall "k8s.io/kubernetes/pkg/apis/apps/install"
+	discoveryinstall "k8s.io/kubernetes/pkg/apis/discovery/install"
 	eventsinstall "k8s.io/kubernetes/pkg/apis/events/install"
 	nodeinstall "k8s.io/kubernetes/pkg/apis/node/install"
 	rbacinstall "k8s.io/kubernetes/pkg/apis/rbac/install"
@@ -423,6 +424,18 @@ var Pairs = []Pair{
 			"v1":      "events.k8s.io.v1.Event.json",
 		},
 	},
+	// discovery.k8s.io/v1beta1
+	{
+		Name: "endpointslice-discovery-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("discovery.k8s.io", "v1beta1", "EndpointSlice")},
+			{"v1", gvk("discovery.k8s.io", "v1", "EndpointSlice")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "discovery.k8s.io.v1beta1.EndpointSlice.json",
+			"v1":      "discovery.k8s.io.v1.EndpointSlice.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -436,6 +449,7 @@ func NewScheme() *runtime.Scheme {
 	networkinginstall.Install(s)
 	policyinstall.Install(s)
 	appsinstall.Install(s)
+	discoveryinstall.Install(s)
 	eventsinstall.Install(s)
 	nodeinstall.Install(s)
 	rbacinstall.Install(s)
