@@ -102,6 +102,8 @@ var oraclePairs = []struct {
 	{dir: "event-events-v1beta1-v1", rule: "events.events.k8s.io/v1beta1->v1"},
 	// discovery.k8s.io/v1beta1
 	{dir: "endpointslice-discovery-v1beta1-v1", rule: "endpointslices.discovery.k8s.io/v1beta1->v1"},
+	// autoscaling/v2beta1
+	{dir: "hpa-autoscaling-v2beta1-v2", rule: "horizontalpodautoscalers.autoscaling/v2beta1->v2"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -249,6 +251,8 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &autoscalingv1.HorizontalPodAutoscaler{}
 	case "autoscaling/v2/HorizontalPodAutoscaler":
 		return &autoscalingv2.HorizontalPodAutoscaler{}
+	case "autoscaling/v2beta1/HorizontalPodAutoscaler":
+		return &hpaV2beta1{}
 	case "autoscaling/v2beta2/HorizontalPodAutoscaler":
 		// k8s.io/api no longer has v2beta2; v2 has the same fields plus
 		// behavior tolerance, which v2beta2 objects must then not have.
@@ -406,6 +410,8 @@ func normalizeTyped(t *testing.T, obj any) {
 		meta = &o.ObjectMeta
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		meta = &o.ObjectMeta
+	case *hpaV2beta1:
+		meta = &o.ObjectMeta
 	case *batchv1.CronJob:
 		normalizePodSpec(&o.Spec.JobTemplate.Spec.Template.Spec)
 	case *batchv1beta1.CronJob:
@@ -537,4 +543,26 @@ func zeroToNil[T comparable](p **T) {
 	if *p != nil && **p == zero {
 		*p = nil
 	}
+}
+
+// hpaV2beta1 is autoscaling/v2beta1's HorizontalPodAutoscaler, which this
+// k8s.io/api no longer has. Its metrics have the shape of autoscaling/v1's
+// (the types of v1's metrics annotation), field for field.
+type hpaV2beta1 struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		ScaleTargetRef autoscalingv1.CrossVersionObjectReference `json:"scaleTargetRef"`
+		MinReplicas    *int32                                    `json:"minReplicas,omitempty"`
+		MaxReplicas    int32                                     `json:"maxReplicas"`
+		Metrics        []autoscalingv1.MetricSpec                `json:"metrics,omitempty"`
+	} `json:"spec,omitempty"`
+	Status struct {
+		ObservedGeneration *int64                                           `json:"observedGeneration,omitempty"`
+		LastScaleTime      *metav1.Time                                     `json:"lastScaleTime,omitempty"`
+		CurrentReplicas    int32                                            `json:"currentReplicas"`
+		DesiredReplicas    int32                                            `json:"desiredReplicas"`
+		CurrentMetrics     []autoscalingv1.MetricStatus                     `json:"currentMetrics"`
+		Conditions         []autoscalingv1.HorizontalPodAutoscalerCondition `json:"conditions"`
+	} `json:"status,omitempty"`
 }

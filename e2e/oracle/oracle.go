@@ -436,6 +436,18 @@ var Pairs = []Pair{
 			"v1":      "discovery.k8s.io.v1.EndpointSlice.json",
 		},
 	},
+	// autoscaling/v2beta1
+	{
+		Name: "hpa-autoscaling-v2beta1-v2",
+		Sides: [2]Side{
+			{"v2beta1", gvk("autoscaling", "v2beta1", "HorizontalPodAutoscaler")},
+			{"v2", gvk("autoscaling", "v2", "HorizontalPodAutoscaler")},
+		},
+		Fuzzed: map[string]string{
+			"v2beta1": "autoscaling.v2beta1.HorizontalPodAutoscaler.json",
+			"v2":      "autoscaling.v2.HorizontalPodAutoscaler.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
