@@ -28,14 +28,17 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	nodev1 "k8s.io/api/node/v1"
+	nodev1alpha1 "k8s.io/api/node/v1alpha1"
 	nodev1beta1 "k8s.io/api/node/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	rbacv1alpha1 "k8s.io/api/rbac/v1alpha1"
 	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagev1alpha1 "k8s.io/api/storage/v1alpha1"
 	storagev1beta1 "k8s.io/api/storage/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -83,21 +86,29 @@ var oraclePairs = []struct {
 	{dir: "controllerrevision-apps-v1beta2-v1", rule: "controllerrevisions.apps/v1beta2->v1"},
 	// extensions/v1beta1 NetworkPolicy
 	{dir: "networkpolicy-extensions-v1beta1-networking-v1", rule: "networkpolicies.extensions/v1beta1->networking.k8s.io/v1"},
-	// rbac.authorization.k8s.io/v1beta1
+	// rbac.authorization.k8s.io/v1beta1 and v1alpha1
 	{dir: "role-rbac-v1beta1-v1", rule: "roles.rbac.authorization.k8s.io/v1beta1->v1"},
 	{dir: "clusterrole-rbac-v1beta1-v1", rule: "clusterroles.rbac.authorization.k8s.io/v1beta1->v1"},
 	{dir: "rolebinding-rbac-v1beta1-v1", rule: "rolebindings.rbac.authorization.k8s.io/v1beta1->v1"},
 	{dir: "clusterrolebinding-rbac-v1beta1-v1", rule: "clusterrolebindings.rbac.authorization.k8s.io/v1beta1->v1"},
-	// scheduling.k8s.io/v1beta1
+	{dir: "role-rbac-v1alpha1-v1", rule: "roles.rbac.authorization.k8s.io/v1alpha1->v1"},
+	{dir: "clusterrole-rbac-v1alpha1-v1", rule: "clusterroles.rbac.authorization.k8s.io/v1alpha1->v1"},
+	{dir: "rolebinding-rbac-v1alpha1-v1", rule: "rolebindings.rbac.authorization.k8s.io/v1alpha1->v1"},
+	{dir: "clusterrolebinding-rbac-v1alpha1-v1", rule: "clusterrolebindings.rbac.authorization.k8s.io/v1alpha1->v1"},
+	// scheduling.k8s.io/v1beta1 and v1alpha1
 	{dir: "priorityclass-scheduling-v1beta1-v1", rule: "priorityclasses.scheduling.k8s.io/v1beta1->v1"},
-	// storage.k8s.io/v1beta1
+	{dir: "priorityclass-scheduling-v1alpha1-v1", rule: "priorityclasses.scheduling.k8s.io/v1alpha1->v1"},
+	// storage.k8s.io/v1beta1 and v1alpha1
 	{dir: "storageclass-storage-v1beta1-v1", rule: "storageclasses.storage.k8s.io/v1beta1->v1"},
 	{dir: "volumeattachment-storage-v1beta1-v1", rule: "volumeattachments.storage.k8s.io/v1beta1->v1"},
 	{dir: "csidriver-storage-v1beta1-v1", rule: "csidrivers.storage.k8s.io/v1beta1->v1"},
 	{dir: "csinode-storage-v1beta1-v1", rule: "csinodes.storage.k8s.io/v1beta1->v1"},
 	{dir: "csistoragecapacity-storage-v1beta1-v1", rule: "csistoragecapacities.storage.k8s.io/v1beta1->v1"},
-	// node.k8s.io/v1beta1
+	{dir: "volumeattachment-storage-v1alpha1-v1", rule: "volumeattachments.storage.k8s.io/v1alpha1->v1"},
+	{dir: "csistoragecapacity-storage-v1alpha1-v1beta1", rule: "csistoragecapacities.storage.k8s.io/v1alpha1->v1beta1"},
+	// node.k8s.io/v1beta1 and v1alpha1
 	{dir: "runtimeclass-node-v1beta1-v1", rule: "runtimeclasses.node.k8s.io/v1beta1->v1"},
+	{dir: "runtimeclass-node-v1alpha1-v1", rule: "runtimeclasses.node.k8s.io/v1alpha1->v1"},
 	// events.k8s.io/v1beta1
 	{dir: "event-events-v1beta1-v1", rule: "events.events.k8s.io/v1beta1->v1"},
 	// discovery.k8s.io/v1beta1
@@ -359,6 +370,24 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &eventsv1.Event{}
 	case "events.k8s.io/v1beta1/Event":
 		return &eventsv1beta1.Event{}
+	case "rbac.authorization.k8s.io/v1alpha1/Role":
+		return &rbacv1alpha1.Role{}
+	case "rbac.authorization.k8s.io/v1alpha1/ClusterRole":
+		return &rbacv1alpha1.ClusterRole{}
+	case "rbac.authorization.k8s.io/v1alpha1/RoleBinding":
+		return &rbacv1alpha1.RoleBinding{}
+	case "rbac.authorization.k8s.io/v1alpha1/ClusterRoleBinding":
+		return &rbacv1alpha1.ClusterRoleBinding{}
+	case "scheduling.k8s.io/v1alpha1/PriorityClass":
+		// k8s.io/api no longer has scheduling v1alpha1; its PriorityClass
+		// has exactly v1's fields.
+		return &schedulingv1.PriorityClass{}
+	case "storage.k8s.io/v1alpha1/VolumeAttachment":
+		return &storagev1alpha1.VolumeAttachment{}
+	case "storage.k8s.io/v1alpha1/CSIStorageCapacity":
+		return &storagev1alpha1.CSIStorageCapacity{}
+	case "node.k8s.io/v1alpha1/RuntimeClass":
+		return &nodev1alpha1.RuntimeClass{}
 	case "discovery.k8s.io/v1/EndpointSlice":
 		return &discoveryv1.EndpointSlice{}
 	case "discovery.k8s.io/v1beta1/EndpointSlice":

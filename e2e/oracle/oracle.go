@@ -287,7 +287,7 @@ var Pairs = []Pair{
 			"v1":      "networking.k8s.io.v1.NetworkPolicy.json",
 		},
 	},
-	// rbac.authorization.k8s.io/v1beta1
+	// rbac.authorization.k8s.io/v1beta1 and v1alpha1
 	{
 		Name: "role-rbac-v1beta1-v1",
 		Sides: [2]Side{
@@ -332,7 +332,51 @@ var Pairs = []Pair{
 			"v1":      "rbac.authorization.k8s.io.v1.ClusterRoleBinding.json",
 		},
 	},
-	// scheduling.k8s.io/v1beta1
+	{
+		Name: "role-rbac-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "Role")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "Role")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "rbac.authorization.k8s.io.v1alpha1.Role.json",
+			"v1":       "rbac.authorization.k8s.io.v1.Role.json",
+		},
+	},
+	{
+		Name: "clusterrole-rbac-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "ClusterRole")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRole")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "rbac.authorization.k8s.io.v1alpha1.ClusterRole.json",
+			"v1":       "rbac.authorization.k8s.io.v1.ClusterRole.json",
+		},
+	},
+	{
+		Name: "rolebinding-rbac-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "RoleBinding")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "RoleBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "rbac.authorization.k8s.io.v1alpha1.RoleBinding.json",
+			"v1":       "rbac.authorization.k8s.io.v1.RoleBinding.json",
+		},
+	},
+	{
+		Name: "clusterrolebinding-rbac-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "ClusterRoleBinding")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "rbac.authorization.k8s.io.v1alpha1.ClusterRoleBinding.json",
+			"v1":       "rbac.authorization.k8s.io.v1.ClusterRoleBinding.json",
+		},
+	},
+	// scheduling.k8s.io/v1beta1 and v1alpha1
 	{
 		Name: "priorityclass-scheduling-v1beta1-v1",
 		Sides: [2]Side{
@@ -344,7 +388,18 @@ var Pairs = []Pair{
 			"v1":      "scheduling.k8s.io.v1.PriorityClass.json",
 		},
 	},
-	// storage.k8s.io/v1beta1
+	{
+		Name: "priorityclass-scheduling-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("scheduling.k8s.io", "v1alpha1", "PriorityClass")},
+			{"v1", gvk("scheduling.k8s.io", "v1", "PriorityClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "scheduling.k8s.io.v1alpha1.PriorityClass.json",
+			"v1":       "scheduling.k8s.io.v1.PriorityClass.json",
+		},
+	},
+	// storage.k8s.io/v1beta1 and v1alpha1
 	{
 		Name: "storageclass-storage-v1beta1-v1",
 		Sides: [2]Side{
@@ -400,7 +455,29 @@ var Pairs = []Pair{
 			"v1":      "storage.k8s.io.v1.CSIStorageCapacity.json",
 		},
 	},
-	// node.k8s.io/v1beta1
+	{
+		Name: "volumeattachment-storage-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("storage.k8s.io", "v1alpha1", "VolumeAttachment")},
+			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttachment")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "storage.k8s.io.v1alpha1.VolumeAttachment.json",
+			"v1":       "storage.k8s.io.v1.VolumeAttachment.json",
+		},
+	},
+	{
+		Name: "csistoragecapacity-storage-v1alpha1-v1beta1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("storage.k8s.io", "v1alpha1", "CSIStorageCapacity")},
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIStorageCapacity")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "storage.k8s.io.v1alpha1.CSIStorageCapacity.json",
+			"v1beta1":  "storage.k8s.io.v1beta1.CSIStorageCapacity.json",
+		},
+	},
+	// node.k8s.io/v1beta1 and v1alpha1
 	{
 		Name: "runtimeclass-node-v1beta1-v1",
 		Sides: [2]Side{
@@ -410,6 +487,17 @@ var Pairs = []Pair{
 		Fuzzed: map[string]string{
 			"v1beta1": "node.k8s.io.v1beta1.RuntimeClass.json",
 			"v1":      "node.k8s.io.v1.RuntimeClass.json",
+		},
+	},
+	{
+		Name: "runtimeclass-node-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("node.k8s.io", "v1alpha1", "RuntimeClass")},
+			{"v1", gvk("node.k8s.io", "v1", "RuntimeClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "node.k8s.io.v1alpha1.RuntimeClass.json",
+			"v1":       "node.k8s.io.v1.RuntimeClass.json",
 		},
 	},
 	// events.k8s.io/v1beta1

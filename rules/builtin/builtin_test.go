@@ -52,7 +52,8 @@ func TestSources_Layout(t *testing.T) {
 
 // The deprecated-in and removed-in annotations are what the lifecycle table
 // says about the rule's old version, the rule's resource is the table's, and
-// its toVersion is the replacement Kubernetes names (where it names one).
+// its toVersion is the replacement Kubernetes names (where it names one). An
+// alpha version the table does not know has neither annotation.
 func TestRules_MatchLifecycle(t *testing.T) {
 	rs, err := builtin.Rules()
 	if err != nil {
@@ -61,7 +62,12 @@ func TestRules_MatchLifecycle(t *testing.T) {
 	for _, r := range rs {
 		l, ok := builtin.LifecycleOf(r.From)
 		if !ok {
-			t.Errorf("%s: %v is not in the lifecycle table", r.File, r.From)
+			// k8s.io/api publishes no lifecycle for some alpha versions
+			// Kubernetes still converts (rbac.authorization.k8s.io/v1alpha1):
+			// their rules can say nothing about it.
+			if !strings.Contains(r.From.Version, "alpha") || !r.Deprecated.IsZero() || !r.Removed.IsZero() {
+				t.Errorf("%s: %v is not in the lifecycle table", r.File, r.From)
+			}
 			continue
 		}
 		if r.Deprecated != l.Deprecated || r.Removed != l.Removed {
