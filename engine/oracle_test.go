@@ -13,6 +13,9 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
 	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	appsv1beta1 "k8s.io/api/apps/v1beta1"
+	appsv1beta2 "k8s.io/api/apps/v1beta2"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -24,6 +27,10 @@ import (
 	coordinationv1alpha2 "k8s.io/api/coordination/v1alpha2"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
+	eventsv1 "k8s.io/api/events/v1"
+	eventsv1beta1 "k8s.io/api/events/v1beta1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	flowcontrolv1beta1 "k8s.io/api/flowcontrol/v1beta1"
@@ -31,11 +38,19 @@ import (
 	flowcontrolv1beta3 "k8s.io/api/flowcontrol/v1beta3"
 	networkingv1 "k8s.io/api/networking/v1"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
+	nodev1 "k8s.io/api/node/v1"
+	nodev1alpha1 "k8s.io/api/node/v1alpha1"
+	nodev1beta1 "k8s.io/api/node/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	rbacv1alpha1 "k8s.io/api/rbac/v1alpha1"
+	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
 	resourcev1 "k8s.io/api/resource/v1"
 	resourcev1beta1 "k8s.io/api/resource/v1beta1"
 	resourcev1beta2 "k8s.io/api/resource/v1beta2"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagev1alpha1 "k8s.io/api/storage/v1alpha1"
 	storagev1beta1 "k8s.io/api/storage/v1beta1"
@@ -134,6 +149,49 @@ var oraclePairs = []struct {
 			"service-serving-no-defaults.v1beta1": {{"spec", "signerName"}},
 		}},
 	{dir: "clustertrustbundle-certificates-v1alpha1-v1beta1", rule: "clustertrustbundles.certificates.k8s.io/v1alpha1->v1beta1"},
+	// apps/v1beta1, apps/v1beta2 and extensions/v1beta1 workloads
+	{dir: "deployment-apps-v1beta1-v1", rule: "deployments.apps/v1beta1->v1"},
+	{dir: "deployment-apps-v1beta2-v1", rule: "deployments.apps/v1beta2->v1"},
+	{dir: "deployment-extensions-v1beta1-apps-v1", rule: "deployments.extensions/v1beta1->apps/v1"},
+	{dir: "statefulset-apps-v1beta1-v1", rule: "statefulsets.apps/v1beta1->v1"},
+	{dir: "statefulset-apps-v1beta2-v1", rule: "statefulsets.apps/v1beta2->v1"},
+	{dir: "daemonset-apps-v1beta2-v1", rule: "daemonsets.apps/v1beta2->v1"},
+	{dir: "daemonset-extensions-v1beta1-apps-v1", rule: "daemonsets.extensions/v1beta1->apps/v1"},
+	{dir: "replicaset-apps-v1beta2-v1", rule: "replicasets.apps/v1beta2->v1"},
+	{dir: "replicaset-extensions-v1beta1-apps-v1", rule: "replicasets.extensions/v1beta1->apps/v1"},
+	{dir: "controllerrevision-apps-v1beta1-v1", rule: "controllerrevisions.apps/v1beta1->v1"},
+	{dir: "controllerrevision-apps-v1beta2-v1", rule: "controllerrevisions.apps/v1beta2->v1"},
+	// extensions/v1beta1 NetworkPolicy
+	{dir: "networkpolicy-extensions-v1beta1-networking-v1", rule: "networkpolicies.extensions/v1beta1->networking.k8s.io/v1"},
+	// rbac.authorization.k8s.io/v1beta1 and v1alpha1
+	{dir: "role-rbac-v1beta1-v1", rule: "roles.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "clusterrole-rbac-v1beta1-v1", rule: "clusterroles.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "rolebinding-rbac-v1beta1-v1", rule: "rolebindings.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "clusterrolebinding-rbac-v1beta1-v1", rule: "clusterrolebindings.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "role-rbac-v1alpha1-v1", rule: "roles.rbac.authorization.k8s.io/v1alpha1->v1"},
+	{dir: "clusterrole-rbac-v1alpha1-v1", rule: "clusterroles.rbac.authorization.k8s.io/v1alpha1->v1"},
+	{dir: "rolebinding-rbac-v1alpha1-v1", rule: "rolebindings.rbac.authorization.k8s.io/v1alpha1->v1"},
+	{dir: "clusterrolebinding-rbac-v1alpha1-v1", rule: "clusterrolebindings.rbac.authorization.k8s.io/v1alpha1->v1"},
+	// scheduling.k8s.io/v1beta1 and v1alpha1
+	{dir: "priorityclass-scheduling-v1beta1-v1", rule: "priorityclasses.scheduling.k8s.io/v1beta1->v1"},
+	{dir: "priorityclass-scheduling-v1alpha1-v1", rule: "priorityclasses.scheduling.k8s.io/v1alpha1->v1"},
+	// storage.k8s.io/v1beta1 and v1alpha1
+	{dir: "storageclass-storage-v1beta1-v1", rule: "storageclasses.storage.k8s.io/v1beta1->v1"},
+	{dir: "volumeattachment-storage-v1beta1-v1", rule: "volumeattachments.storage.k8s.io/v1beta1->v1"},
+	{dir: "csidriver-storage-v1beta1-v1", rule: "csidrivers.storage.k8s.io/v1beta1->v1"},
+	{dir: "csinode-storage-v1beta1-v1", rule: "csinodes.storage.k8s.io/v1beta1->v1"},
+	{dir: "csistoragecapacity-storage-v1beta1-v1", rule: "csistoragecapacities.storage.k8s.io/v1beta1->v1"},
+	{dir: "volumeattachment-storage-v1alpha1-v1", rule: "volumeattachments.storage.k8s.io/v1alpha1->v1"},
+	{dir: "csistoragecapacity-storage-v1alpha1-v1beta1", rule: "csistoragecapacities.storage.k8s.io/v1alpha1->v1beta1"},
+	// node.k8s.io/v1beta1 and v1alpha1
+	{dir: "runtimeclass-node-v1beta1-v1", rule: "runtimeclasses.node.k8s.io/v1beta1->v1"},
+	{dir: "runtimeclass-node-v1alpha1-v1", rule: "runtimeclasses.node.k8s.io/v1alpha1->v1"},
+	// events.k8s.io/v1beta1
+	{dir: "event-events-v1beta1-v1", rule: "events.events.k8s.io/v1beta1->v1"},
+	// discovery.k8s.io/v1beta1
+	{dir: "endpointslice-discovery-v1beta1-v1", rule: "endpointslices.discovery.k8s.io/v1beta1->v1"},
+	// autoscaling/v2beta1
+	{dir: "hpa-autoscaling-v2beta1-v2", rule: "horizontalpodautoscalers.autoscaling/v2beta1->v2"},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -303,6 +361,8 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &autoscalingv1.HorizontalPodAutoscaler{}
 	case "autoscaling/v2/HorizontalPodAutoscaler":
 		return &autoscalingv2.HorizontalPodAutoscaler{}
+	case "autoscaling/v2beta1/HorizontalPodAutoscaler":
+		return &hpaV2beta1{}
 	case "autoscaling/v2beta2/HorizontalPodAutoscaler":
 		// k8s.io/api no longer has v2beta2; v2 has the same fields plus
 		// behavior tolerance, which v2beta2 objects must then not have.
@@ -435,6 +495,112 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &certificatesv1beta1.ClusterTrustBundle{}
 	case "certificates.k8s.io/v1alpha1/ClusterTrustBundle":
 		return &certificatesv1alpha1.ClusterTrustBundle{}
+	case "apps/v1/Deployment":
+		return &appsv1.Deployment{}
+	case "apps/v1beta1/Deployment":
+		return &appsv1beta1.Deployment{}
+	case "apps/v1beta2/Deployment":
+		return &appsv1beta2.Deployment{}
+	case "extensions/v1beta1/Deployment":
+		return &extensionsv1beta1.Deployment{}
+	case "apps/v1/StatefulSet":
+		return &appsv1.StatefulSet{}
+	case "apps/v1beta1/StatefulSet":
+		return &appsv1beta1.StatefulSet{}
+	case "apps/v1beta2/StatefulSet":
+		return &appsv1beta2.StatefulSet{}
+	case "apps/v1/DaemonSet":
+		return &appsv1.DaemonSet{}
+	case "apps/v1beta2/DaemonSet":
+		return &appsv1beta2.DaemonSet{}
+	case "extensions/v1beta1/DaemonSet":
+		return &extensionsv1beta1.DaemonSet{}
+	case "apps/v1/ReplicaSet":
+		return &appsv1.ReplicaSet{}
+	case "apps/v1beta2/ReplicaSet":
+		return &appsv1beta2.ReplicaSet{}
+	case "extensions/v1beta1/ReplicaSet":
+		return &extensionsv1beta1.ReplicaSet{}
+	case "apps/v1/ControllerRevision":
+		return &appsv1.ControllerRevision{}
+	case "apps/v1beta1/ControllerRevision":
+		return &appsv1beta1.ControllerRevision{}
+	case "apps/v1beta2/ControllerRevision":
+		return &appsv1beta2.ControllerRevision{}
+	case "extensions/v1beta1/NetworkPolicy":
+		return &extensionsv1beta1.NetworkPolicy{}
+	case "networking.k8s.io/v1/NetworkPolicy":
+		return &networkingv1.NetworkPolicy{}
+	case "rbac.authorization.k8s.io/v1/Role":
+		return &rbacv1.Role{}
+	case "rbac.authorization.k8s.io/v1beta1/Role":
+		return &rbacv1beta1.Role{}
+	case "rbac.authorization.k8s.io/v1/ClusterRole":
+		return &rbacv1.ClusterRole{}
+	case "rbac.authorization.k8s.io/v1beta1/ClusterRole":
+		return &rbacv1beta1.ClusterRole{}
+	case "rbac.authorization.k8s.io/v1/RoleBinding":
+		return &rbacv1.RoleBinding{}
+	case "rbac.authorization.k8s.io/v1beta1/RoleBinding":
+		return &rbacv1beta1.RoleBinding{}
+	case "rbac.authorization.k8s.io/v1/ClusterRoleBinding":
+		return &rbacv1.ClusterRoleBinding{}
+	case "rbac.authorization.k8s.io/v1beta1/ClusterRoleBinding":
+		return &rbacv1beta1.ClusterRoleBinding{}
+	case "scheduling.k8s.io/v1/PriorityClass":
+		return &schedulingv1.PriorityClass{}
+	case "scheduling.k8s.io/v1beta1/PriorityClass":
+		return &schedulingv1beta1.PriorityClass{}
+	case "storage.k8s.io/v1/StorageClass":
+		return &storagev1.StorageClass{}
+	case "storage.k8s.io/v1beta1/StorageClass":
+		return &storagev1beta1.StorageClass{}
+	case "storage.k8s.io/v1/VolumeAttachment":
+		return &storagev1.VolumeAttachment{}
+	case "storage.k8s.io/v1beta1/VolumeAttachment":
+		return &storagev1beta1.VolumeAttachment{}
+	case "storage.k8s.io/v1/CSIDriver":
+		return &storagev1.CSIDriver{}
+	case "storage.k8s.io/v1beta1/CSIDriver":
+		return &storagev1beta1.CSIDriver{}
+	case "storage.k8s.io/v1/CSINode":
+		return &storagev1.CSINode{}
+	case "storage.k8s.io/v1beta1/CSINode":
+		return &storagev1beta1.CSINode{}
+	case "storage.k8s.io/v1/CSIStorageCapacity":
+		return &storagev1.CSIStorageCapacity{}
+	case "storage.k8s.io/v1beta1/CSIStorageCapacity":
+		return &storagev1beta1.CSIStorageCapacity{}
+	case "node.k8s.io/v1/RuntimeClass":
+		return &nodev1.RuntimeClass{}
+	case "node.k8s.io/v1beta1/RuntimeClass":
+		return &nodev1beta1.RuntimeClass{}
+	case "events.k8s.io/v1/Event":
+		return &eventsv1.Event{}
+	case "events.k8s.io/v1beta1/Event":
+		return &eventsv1beta1.Event{}
+	case "rbac.authorization.k8s.io/v1alpha1/Role":
+		return &rbacv1alpha1.Role{}
+	case "rbac.authorization.k8s.io/v1alpha1/ClusterRole":
+		return &rbacv1alpha1.ClusterRole{}
+	case "rbac.authorization.k8s.io/v1alpha1/RoleBinding":
+		return &rbacv1alpha1.RoleBinding{}
+	case "rbac.authorization.k8s.io/v1alpha1/ClusterRoleBinding":
+		return &rbacv1alpha1.ClusterRoleBinding{}
+	case "scheduling.k8s.io/v1alpha1/PriorityClass":
+		// k8s.io/api no longer has scheduling v1alpha1; its PriorityClass
+		// has exactly v1's fields.
+		return &schedulingv1.PriorityClass{}
+	case "storage.k8s.io/v1alpha1/VolumeAttachment":
+		return &storagev1alpha1.VolumeAttachment{}
+	case "storage.k8s.io/v1alpha1/CSIStorageCapacity":
+		return &storagev1alpha1.CSIStorageCapacity{}
+	case "node.k8s.io/v1alpha1/RuntimeClass":
+		return &nodev1alpha1.RuntimeClass{}
+	case "discovery.k8s.io/v1/EndpointSlice":
+		return &discoveryv1.EndpointSlice{}
+	case "discovery.k8s.io/v1beta1/EndpointSlice":
+		return &discoveryv1beta1.EndpointSlice{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil
@@ -472,7 +638,8 @@ type hpaBehaviorAnnotation struct {
 // (decoded into their Kubernetes types, so that key order and quantity
 // spelling do not count) and undoes what every conversion through the
 // internal PodSpec does, whatever the versions (securityContext: {} added,
-// serviceAccount overwritten by serviceAccountName).
+// serviceAccount overwritten by serviceAccountName, or serviceAccountName
+// taken from serviceAccount when it is empty).
 func normalizeTyped(t *testing.T, obj any) {
 	t.Helper()
 	var meta *metav1.ObjectMeta
@@ -481,10 +648,14 @@ func normalizeTyped(t *testing.T, obj any) {
 		meta = &o.ObjectMeta
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		meta = &o.ObjectMeta
+	case *hpaV2beta1:
+		meta = &o.ObjectMeta
 	case *batchv1.CronJob:
 		normalizePodSpec(&o.Spec.JobTemplate.Spec.Template.Spec)
 	case *batchv1beta1.CronJob:
 		normalizePodSpec(&o.Spec.JobTemplate.Spec.Template.Spec)
+	default:
+		normalizeWorkload(obj)
 	}
 	if meta == nil {
 		return
@@ -512,7 +683,124 @@ func normalizePodSpec(spec *corev1.PodSpec) {
 	if spec.SecurityContext != nil && equality.Semantic.DeepEqual(*spec.SecurityContext, corev1.PodSecurityContext{}) {
 		spec.SecurityContext = nil
 	}
-	if spec.ServiceAccountName != "" {
-		spec.DeprecatedServiceAccount = spec.ServiceAccountName
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount
 	}
+	spec.DeprecatedServiceAccount = spec.ServiceAccountName
+}
+
+// normalizeWorkload undoes, for the apps workloads of every version, what
+// every conversion through the internal apps types does, whatever the
+// versions: the pod template's normalizePodSpec, and a missing replicas,
+// rolling-update maxUnavailable and maxSurge, or StatefulSet partition
+// becomes 0, because the internal fields are not pointers. A kube-apiserver
+// defaults those fields before it converts, so on a server they are never
+// missing; mvpctl does not write the zeros (a replicas of 0 would scale a
+// manifest's Deployment to nothing).
+func normalizeWorkload(obj any) {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.Strategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *appsv1beta1.Deployment:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.Strategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *appsv1beta2.Deployment:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.Strategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *extensionsv1beta1.Deployment:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.Strategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *appsv1.StatefulSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.Partition)
+		}
+	case *appsv1beta1.StatefulSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.Partition)
+		}
+	case *appsv1beta2.StatefulSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.Partition)
+		}
+	case *appsv1.DaemonSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *appsv1beta2.DaemonSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *extensionsv1beta1.DaemonSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			zeroToNil(&ru.MaxUnavailable)
+			zeroToNil(&ru.MaxSurge)
+		}
+	case *appsv1.ReplicaSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+	case *appsv1beta2.ReplicaSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+	case *extensionsv1beta1.ReplicaSet:
+		normalizePodSpec(&o.Spec.Template.Spec)
+		zeroToNil(&o.Spec.Replicas)
+	}
+}
+
+// zeroToNil clears a pointer to a zero value (an int32 0, an IntOrString 0).
+func zeroToNil[T comparable](p **T) {
+	var zero T
+	if *p != nil && **p == zero {
+		*p = nil
+	}
+}
+
+// hpaV2beta1 is autoscaling/v2beta1's HorizontalPodAutoscaler, which this
+// k8s.io/api no longer has. Its metrics have the shape of autoscaling/v1's
+// (the types of v1's metrics annotation), field for field.
+type hpaV2beta1 struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		ScaleTargetRef autoscalingv1.CrossVersionObjectReference `json:"scaleTargetRef"`
+		MinReplicas    *int32                                    `json:"minReplicas,omitempty"`
+		MaxReplicas    int32                                     `json:"maxReplicas"`
+		Metrics        []autoscalingv1.MetricSpec                `json:"metrics,omitempty"`
+	} `json:"spec,omitempty"`
+	Status struct {
+		ObservedGeneration *int64                                           `json:"observedGeneration,omitempty"`
+		LastScaleTime      *metav1.Time                                     `json:"lastScaleTime,omitempty"`
+		CurrentReplicas    int32                                            `json:"currentReplicas"`
+		DesiredReplicas    int32                                            `json:"desiredReplicas"`
+		CurrentMetrics     []autoscalingv1.MetricStatus                     `json:"currentMetrics"`
+		Conditions         []autoscalingv1.HorizontalPodAutoscalerCondition `json:"conditions"`
+	} `json:"status,omitempty"`
 }

@@ -18,6 +18,9 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
 	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	appsv1beta1 "k8s.io/api/apps/v1beta1"
+	appsv1beta2 "k8s.io/api/apps/v1beta2"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -27,11 +30,26 @@ import (
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
+	eventsv1 "k8s.io/api/events/v1"
+	eventsv1beta1 "k8s.io/api/events/v1beta1"
 	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	networkingv1 "k8s.io/api/networking/v1"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
+	nodev1 "k8s.io/api/node/v1"
+	nodev1alpha1 "k8s.io/api/node/v1alpha1"
+	nodev1beta1 "k8s.io/api/node/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	rbacv1alpha1 "k8s.io/api/rbac/v1alpha1"
+	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	storagev1 "k8s.io/api/storage/v1"
+	storagev1alpha1 "k8s.io/api/storage/v1alpha1"
+	storagev1beta1 "k8s.io/api/storage/v1beta1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
@@ -135,6 +153,8 @@ func TestRoundTripAtScale(t *testing.T) {
 
 // typedObjects are the Kubernetes Go types of the versions the shipped rules
 // convert. autoscaling/v2beta2 is gone from k8s.io/api; v2 has its fields.
+// So is scheduling.k8s.io/v1alpha1, whose PriorityClass has v1's fields, and
+// autoscaling/v2beta1 (hpaV2beta1 in oracle_test.go).
 var typedObjects = map[schema.GroupVersionKind]func() any{
 	{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"}:          func() any { return &policyv1beta1.PodDisruptionBudget{} },
 	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}:               func() any { return &policyv1.PodDisruptionBudget{} },
@@ -214,6 +234,59 @@ var typedObjects = map[schema.GroupVersionKind]func() any{
 	{Group: "certificates.k8s.io", Version: "v1beta1", Kind: "ClusterTrustBundle"}: func() any {
 		return &certificatesv1beta1.ClusterTrustBundle{}
 	},
+	{Group: "apps", Version: "v1", Kind: "Deployment"}:                                    func() any { return &appsv1.Deployment{} },
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"}:                                   func() any { return &appsv1.StatefulSet{} },
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:                                     func() any { return &appsv1.DaemonSet{} },
+	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}:                                    func() any { return &appsv1.ReplicaSet{} },
+	{Group: "apps", Version: "v1", Kind: "ControllerRevision"}:                            func() any { return &appsv1.ControllerRevision{} },
+	{Group: "apps", Version: "v1beta1", Kind: "Deployment"}:                               func() any { return &appsv1beta1.Deployment{} },
+	{Group: "apps", Version: "v1beta1", Kind: "StatefulSet"}:                              func() any { return &appsv1beta1.StatefulSet{} },
+	{Group: "apps", Version: "v1beta1", Kind: "ControllerRevision"}:                       func() any { return &appsv1beta1.ControllerRevision{} },
+	{Group: "apps", Version: "v1beta2", Kind: "Deployment"}:                               func() any { return &appsv1beta2.Deployment{} },
+	{Group: "apps", Version: "v1beta2", Kind: "StatefulSet"}:                              func() any { return &appsv1beta2.StatefulSet{} },
+	{Group: "apps", Version: "v1beta2", Kind: "DaemonSet"}:                                func() any { return &appsv1beta2.DaemonSet{} },
+	{Group: "apps", Version: "v1beta2", Kind: "ReplicaSet"}:                               func() any { return &appsv1beta2.ReplicaSet{} },
+	{Group: "apps", Version: "v1beta2", Kind: "ControllerRevision"}:                       func() any { return &appsv1beta2.ControllerRevision{} },
+	{Group: "extensions", Version: "v1beta1", Kind: "Deployment"}:                         func() any { return &extensionsv1beta1.Deployment{} },
+	{Group: "extensions", Version: "v1beta1", Kind: "DaemonSet"}:                          func() any { return &extensionsv1beta1.DaemonSet{} },
+	{Group: "extensions", Version: "v1beta1", Kind: "ReplicaSet"}:                         func() any { return &extensionsv1beta1.ReplicaSet{} },
+	{Group: "extensions", Version: "v1beta1", Kind: "NetworkPolicy"}:                      func() any { return &extensionsv1beta1.NetworkPolicy{} },
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"}:                    func() any { return &networkingv1.NetworkPolicy{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}:                     func() any { return &rbacv1.Role{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}:              func() any { return &rbacv1.ClusterRole{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"}:              func() any { return &rbacv1.RoleBinding{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"}:       func() any { return &rbacv1.ClusterRoleBinding{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Kind: "Role"}:                func() any { return &rbacv1beta1.Role{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Kind: "ClusterRole"}:         func() any { return &rbacv1beta1.ClusterRole{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Kind: "RoleBinding"}:         func() any { return &rbacv1beta1.RoleBinding{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1beta1", Kind: "ClusterRoleBinding"}:  func() any { return &rbacv1beta1.ClusterRoleBinding{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Kind: "Role"}:               func() any { return &rbacv1alpha1.Role{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Kind: "ClusterRole"}:        func() any { return &rbacv1alpha1.ClusterRole{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Kind: "RoleBinding"}:        func() any { return &rbacv1alpha1.RoleBinding{} },
+	{Group: "rbac.authorization.k8s.io", Version: "v1alpha1", Kind: "ClusterRoleBinding"}: func() any { return &rbacv1alpha1.ClusterRoleBinding{} },
+	{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}:                    func() any { return &schedulingv1.PriorityClass{} },
+	{Group: "scheduling.k8s.io", Version: "v1beta1", Kind: "PriorityClass"}:               func() any { return &schedulingv1beta1.PriorityClass{} },
+	{Group: "scheduling.k8s.io", Version: "v1alpha1", Kind: "PriorityClass"}:              func() any { return &schedulingv1.PriorityClass{} },
+	{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass"}:                        func() any { return &storagev1.StorageClass{} },
+	{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}:                    func() any { return &storagev1.VolumeAttachment{} },
+	{Group: "storage.k8s.io", Version: "v1", Kind: "CSIDriver"}:                           func() any { return &storagev1.CSIDriver{} },
+	{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode"}:                             func() any { return &storagev1.CSINode{} },
+	{Group: "storage.k8s.io", Version: "v1", Kind: "CSIStorageCapacity"}:                  func() any { return &storagev1.CSIStorageCapacity{} },
+	{Group: "storage.k8s.io", Version: "v1beta1", Kind: "StorageClass"}:                   func() any { return &storagev1beta1.StorageClass{} },
+	{Group: "storage.k8s.io", Version: "v1beta1", Kind: "VolumeAttachment"}:               func() any { return &storagev1beta1.VolumeAttachment{} },
+	{Group: "storage.k8s.io", Version: "v1beta1", Kind: "CSIDriver"}:                      func() any { return &storagev1beta1.CSIDriver{} },
+	{Group: "storage.k8s.io", Version: "v1beta1", Kind: "CSINode"}:                        func() any { return &storagev1beta1.CSINode{} },
+	{Group: "storage.k8s.io", Version: "v1beta1", Kind: "CSIStorageCapacity"}:             func() any { return &storagev1beta1.CSIStorageCapacity{} },
+	{Group: "storage.k8s.io", Version: "v1alpha1", Kind: "VolumeAttachment"}:              func() any { return &storagev1alpha1.VolumeAttachment{} },
+	{Group: "storage.k8s.io", Version: "v1alpha1", Kind: "CSIStorageCapacity"}:            func() any { return &storagev1alpha1.CSIStorageCapacity{} },
+	{Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass"}:                           func() any { return &nodev1.RuntimeClass{} },
+	{Group: "node.k8s.io", Version: "v1beta1", Kind: "RuntimeClass"}:                      func() any { return &nodev1beta1.RuntimeClass{} },
+	{Group: "node.k8s.io", Version: "v1alpha1", Kind: "RuntimeClass"}:                     func() any { return &nodev1alpha1.RuntimeClass{} },
+	{Group: "events.k8s.io", Version: "v1", Kind: "Event"}:                                func() any { return &eventsv1.Event{} },
+	{Group: "events.k8s.io", Version: "v1beta1", Kind: "Event"}:                           func() any { return &eventsv1beta1.Event{} },
+	{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}:                     func() any { return &discoveryv1.EndpointSlice{} },
+	{Group: "discovery.k8s.io", Version: "v1beta1", Kind: "EndpointSlice"}:                func() any { return &discoveryv1beta1.EndpointSlice{} },
+	{Group: "autoscaling", Version: "v2beta1", Kind: "HorizontalPodAutoscaler"}:           func() any { return &hpaV2beta1{} },
 }
 
 // crdSchemaFuncs fill CustomResourceDefinition schemas with a few fields and

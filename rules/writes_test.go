@@ -102,31 +102,6 @@ func TestJQMayChange_Labels(t *testing.T) {
 	}
 }
 
-// The whole-object jq steps of the bundled HPA rules touch annotations and
-// spec, never labels.
-func TestJQMayChange_BundledRulesLeaveLabels(t *testing.T) {
-	rs, err := Load("builtin/autoscaling.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	labels := mustPath(t, "metadata.labels")
-	n := 0
-	for _, ref := range rs.MigrationRules() {
-		for i, tr := range ref.Rule.Transformations {
-			if tr.Action != ActionJQ || tr.Path != "" {
-				continue
-			}
-			n++
-			if why, may := tr.MayChange(labels); may {
-				t.Errorf("%s transformations[%d]: %s", ref.Rule.ID(), i, why)
-			}
-		}
-	}
-	if n == 0 {
-		t.Fatal("no whole-object jq step found")
-	}
-}
-
 func TestTransformation_MayChange(t *testing.T) {
 	labels := mustPath(t, "metadata.labels")
 	for _, tc := range []struct {

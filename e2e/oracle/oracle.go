@@ -50,7 +50,13 @@ import (
 
 	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
 
+	appsinstall "k8s.io/kubernetes/pkg/apis/apps/install"
 	certificatesinstall "k8s.io/kubernetes/pkg/apis/certificates/install"
+	discoveryinstall "k8s.io/kubernetes/pkg/apis/discovery/install"
+	eventsinstall "k8s.io/kubernetes/pkg/apis/events/install"
+	nodeinstall "k8s.io/kubernetes/pkg/apis/node/install"
+	rbacinstall "k8s.io/kubernetes/pkg/apis/rbac/install"
+	schedulinginstall "k8s.io/kubernetes/pkg/apis/scheduling/install"
 )
 
 // KubernetesVersion is the k8s.io/kubernetes module version the fixtures come
@@ -577,6 +583,389 @@ var Pairs = []Pair{
 			"v1beta1":  "certificates.k8s.io.v1beta1.ClusterTrustBundle.json",
 		},
 	},
+	// apps/v1beta1, apps/v1beta2 and extensions/v1beta1 workloads
+	{
+		Name: "deployment-apps-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apps", "v1beta1", "Deployment")},
+			{"v1", gvk("apps", "v1", "Deployment")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "apps.v1beta1.Deployment.json",
+			"v1":      "apps.v1.Deployment.json",
+		},
+	},
+	{
+		Name: "deployment-apps-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "Deployment")},
+			{"v1", gvk("apps", "v1", "Deployment")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.Deployment.json",
+			"v1":      "apps.v1.Deployment.json",
+		},
+	},
+	{
+		Name: "statefulset-apps-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apps", "v1beta1", "StatefulSet")},
+			{"v1", gvk("apps", "v1", "StatefulSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "apps.v1beta1.StatefulSet.json",
+			"v1":      "apps.v1.StatefulSet.json",
+		},
+	},
+	{
+		Name: "statefulset-apps-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "StatefulSet")},
+			{"v1", gvk("apps", "v1", "StatefulSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.StatefulSet.json",
+			"v1":      "apps.v1.StatefulSet.json",
+		},
+	},
+	{
+		Name: "daemonset-apps-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "DaemonSet")},
+			{"v1", gvk("apps", "v1", "DaemonSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.DaemonSet.json",
+			"v1":      "apps.v1.DaemonSet.json",
+		},
+	},
+	{
+		Name: "replicaset-apps-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "ReplicaSet")},
+			{"v1", gvk("apps", "v1", "ReplicaSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.ReplicaSet.json",
+			"v1":      "apps.v1.ReplicaSet.json",
+		},
+	},
+	{
+		Name: "controllerrevision-apps-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apps", "v1beta1", "ControllerRevision")},
+			{"v1", gvk("apps", "v1", "ControllerRevision")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "apps.v1beta1.ControllerRevision.json",
+			"v1":      "apps.v1.ControllerRevision.json",
+		},
+	},
+	{
+		Name: "controllerrevision-apps-v1beta2-v1",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "ControllerRevision")},
+			{"v1", gvk("apps", "v1", "ControllerRevision")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.ControllerRevision.json",
+			"v1":      "apps.v1.ControllerRevision.json",
+		},
+	},
+	{
+		Name: "deployment-extensions-v1beta1-apps-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "Deployment")},
+			{"v1", gvk("apps", "v1", "Deployment")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.Deployment.json",
+			"v1":      "apps.v1.Deployment.json",
+		},
+	},
+	{
+		Name: "daemonset-extensions-v1beta1-apps-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "DaemonSet")},
+			{"v1", gvk("apps", "v1", "DaemonSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.DaemonSet.json",
+			"v1":      "apps.v1.DaemonSet.json",
+		},
+	},
+	{
+		Name: "replicaset-extensions-v1beta1-apps-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "ReplicaSet")},
+			{"v1", gvk("apps", "v1", "ReplicaSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.ReplicaSet.json",
+			"v1":      "apps.v1.ReplicaSet.json",
+		},
+	},
+	// extensions/v1beta1 NetworkPolicy
+	{
+		Name: "networkpolicy-extensions-v1beta1-networking-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "NetworkPolicy")},
+			{"v1", gvk("networking.k8s.io", "v1", "NetworkPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.NetworkPolicy.json",
+			"v1":      "networking.k8s.io.v1.NetworkPolicy.json",
+		},
+	},
+	// rbac.authorization.k8s.io/v1beta1 and v1alpha1
+	{
+		Name: "role-rbac-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "Role")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "Role")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.Role.json",
+			"v1":      "rbac.authorization.k8s.io.v1.Role.json",
+		},
+	},
+	{
+		Name: "clusterrole-rbac-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "ClusterRole")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRole")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.ClusterRole.json",
+			"v1":      "rbac.authorization.k8s.io.v1.ClusterRole.json",
+		},
+	},
+	{
+		Name: "rolebinding-rbac-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "RoleBinding")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "RoleBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.RoleBinding.json",
+			"v1":      "rbac.authorization.k8s.io.v1.RoleBinding.json",
+		},
+	},
+	{
+		Name: "clusterrolebinding-rbac-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "ClusterRoleBinding")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.ClusterRoleBinding.json",
+			"v1":      "rbac.authorization.k8s.io.v1.ClusterRoleBinding.json",
+		},
+	},
+	{
+		Name: "role-rbac-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "Role")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "Role")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "rbac.authorization.k8s.io.v1alpha1.Role.json",
+			"v1":       "rbac.authorization.k8s.io.v1.Role.json",
+		},
+	},
+	{
+		Name: "clusterrole-rbac-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "ClusterRole")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRole")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "rbac.authorization.k8s.io.v1alpha1.ClusterRole.json",
+			"v1":       "rbac.authorization.k8s.io.v1.ClusterRole.json",
+		},
+	},
+	{
+		Name: "rolebinding-rbac-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "RoleBinding")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "RoleBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "rbac.authorization.k8s.io.v1alpha1.RoleBinding.json",
+			"v1":       "rbac.authorization.k8s.io.v1.RoleBinding.json",
+		},
+	},
+	{
+		Name: "clusterrolebinding-rbac-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "ClusterRoleBinding")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "rbac.authorization.k8s.io.v1alpha1.ClusterRoleBinding.json",
+			"v1":       "rbac.authorization.k8s.io.v1.ClusterRoleBinding.json",
+		},
+	},
+	// scheduling.k8s.io/v1beta1 and v1alpha1
+	{
+		Name: "priorityclass-scheduling-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("scheduling.k8s.io", "v1beta1", "PriorityClass")},
+			{"v1", gvk("scheduling.k8s.io", "v1", "PriorityClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "scheduling.k8s.io.v1beta1.PriorityClass.json",
+			"v1":      "scheduling.k8s.io.v1.PriorityClass.json",
+		},
+	},
+	{
+		Name: "priorityclass-scheduling-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("scheduling.k8s.io", "v1alpha1", "PriorityClass")},
+			{"v1", gvk("scheduling.k8s.io", "v1", "PriorityClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "scheduling.k8s.io.v1alpha1.PriorityClass.json",
+			"v1":       "scheduling.k8s.io.v1.PriorityClass.json",
+		},
+	},
+	// storage.k8s.io/v1beta1 and v1alpha1
+	{
+		Name: "storageclass-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "StorageClass")},
+			{"v1", gvk("storage.k8s.io", "v1", "StorageClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.StorageClass.json",
+			"v1":      "storage.k8s.io.v1.StorageClass.json",
+		},
+	},
+	{
+		Name: "volumeattachment-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "VolumeAttachment")},
+			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttachment")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.VolumeAttachment.json",
+			"v1":      "storage.k8s.io.v1.VolumeAttachment.json",
+		},
+	},
+	{
+		Name: "csidriver-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIDriver")},
+			{"v1", gvk("storage.k8s.io", "v1", "CSIDriver")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.CSIDriver.json",
+			"v1":      "storage.k8s.io.v1.CSIDriver.json",
+		},
+	},
+	{
+		Name: "csinode-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSINode")},
+			{"v1", gvk("storage.k8s.io", "v1", "CSINode")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.CSINode.json",
+			"v1":      "storage.k8s.io.v1.CSINode.json",
+		},
+	},
+	{
+		Name: "csistoragecapacity-storage-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIStorageCapacity")},
+			{"v1", gvk("storage.k8s.io", "v1", "CSIStorageCapacity")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.CSIStorageCapacity.json",
+			"v1":      "storage.k8s.io.v1.CSIStorageCapacity.json",
+		},
+	},
+	{
+		Name: "volumeattachment-storage-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("storage.k8s.io", "v1alpha1", "VolumeAttachment")},
+			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttachment")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "storage.k8s.io.v1alpha1.VolumeAttachment.json",
+			"v1":       "storage.k8s.io.v1.VolumeAttachment.json",
+		},
+	},
+	{
+		Name: "csistoragecapacity-storage-v1alpha1-v1beta1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("storage.k8s.io", "v1alpha1", "CSIStorageCapacity")},
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIStorageCapacity")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "storage.k8s.io.v1alpha1.CSIStorageCapacity.json",
+			"v1beta1":  "storage.k8s.io.v1beta1.CSIStorageCapacity.json",
+		},
+	},
+	// node.k8s.io/v1beta1 and v1alpha1
+	{
+		Name: "runtimeclass-node-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("node.k8s.io", "v1beta1", "RuntimeClass")},
+			{"v1", gvk("node.k8s.io", "v1", "RuntimeClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "node.k8s.io.v1beta1.RuntimeClass.json",
+			"v1":      "node.k8s.io.v1.RuntimeClass.json",
+		},
+	},
+	{
+		Name: "runtimeclass-node-v1alpha1-v1",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("node.k8s.io", "v1alpha1", "RuntimeClass")},
+			{"v1", gvk("node.k8s.io", "v1", "RuntimeClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "node.k8s.io.v1alpha1.RuntimeClass.json",
+			"v1":       "node.k8s.io.v1.RuntimeClass.json",
+		},
+	},
+	// events.k8s.io/v1beta1
+	{
+		Name: "event-events-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("events.k8s.io", "v1beta1", "Event")},
+			{"v1", gvk("events.k8s.io", "v1", "Event")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "events.k8s.io.v1beta1.Event.json",
+			"v1":      "events.k8s.io.v1.Event.json",
+		},
+	},
+	// discovery.k8s.io/v1beta1
+	{
+		Name: "endpointslice-discovery-v1beta1-v1",
+		Sides: [2]Side{
+			{"v1beta1", gvk("discovery.k8s.io", "v1beta1", "EndpointSlice")},
+			{"v1", gvk("discovery.k8s.io", "v1", "EndpointSlice")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "discovery.k8s.io.v1beta1.EndpointSlice.json",
+			"v1":      "discovery.k8s.io.v1.EndpointSlice.json",
+		},
+	},
+	// autoscaling/v2beta1
+	{
+		Name: "hpa-autoscaling-v2beta1-v2",
+		Sides: [2]Side{
+			{"v2beta1", gvk("autoscaling", "v2beta1", "HorizontalPodAutoscaler")},
+			{"v2", gvk("autoscaling", "v2", "HorizontalPodAutoscaler")},
+		},
+		Fuzzed: map[string]string{
+			"v2beta1": "autoscaling.v2beta1.HorizontalPodAutoscaler.json",
+			"v2":      "autoscaling.v2.HorizontalPodAutoscaler.json",
+		},
+	},
 }
 
 // NewScheme returns a fresh scheme with the internal and external types,
@@ -599,6 +988,12 @@ func NewScheme() *runtime.Scheme {
 	apiextensionsinstall.Install(s)
 	apiregistrationinstall.Install(s)
 	certificatesinstall.Install(s)
+	appsinstall.Install(s)
+	discoveryinstall.Install(s)
+	eventsinstall.Install(s)
+	nodeinstall.Install(s)
+	rbacinstall.Install(s)
+	schedulinginstall.Install(s)
 	return s
 }
 

@@ -55,6 +55,7 @@ func TestSources_Layout(t *testing.T) {
 // its toVersion is the replacement Kubernetes names (where it names one), or
 // a version on the way there: one that Kubernetes replaces by the same
 // replacement, because the release the oracle checks against predates it.
+// An alpha version the table does not know has neither annotation.
 func TestRules_MatchLifecycle(t *testing.T) {
 	rs, err := builtin.Rules()
 	if err != nil {
@@ -63,7 +64,12 @@ func TestRules_MatchLifecycle(t *testing.T) {
 	for _, r := range rs {
 		l, ok := builtin.LifecycleOf(r.From)
 		if !ok {
-			t.Errorf("%s: %v is not in the lifecycle table", r.File, r.From)
+			// k8s.io/api publishes no lifecycle for some alpha versions
+			// Kubernetes still converts (rbac.authorization.k8s.io/v1alpha1):
+			// their rules can say nothing about it.
+			if !strings.Contains(r.From.Version, "alpha") || !r.Deprecated.IsZero() || !r.Removed.IsZero() {
+				t.Errorf("%s: %v is not in the lifecycle table", r.File, r.From)
+			}
 			continue
 		}
 		if r.Deprecated != l.Deprecated || r.Removed != l.Removed {
@@ -91,7 +97,8 @@ func TestConverts(t *testing.T) {
 		{Group: "extensions", Version: "v1beta1", Kind: "Ingress"}:             true,
 		{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler"}: true,
 		{Group: "policy", Version: "v1beta1", Kind: "PodSecurityPolicy"}:       false,
-		{Group: "extensions", Version: "v1beta1", Kind: "Deployment"}:          false,
+		{Group: "extensions", Version: "v1beta1", Kind: "Deployment"}:          true,
+		{Group: "apps", Version: "v1beta1", Kind: "DeploymentRollback"}:        false,
 	} {
 		if got := builtin.Converts(gvk); got != want {
 			t.Errorf("Converts(%v) = %v", gvk, got)
