@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	certutil "k8s.io/client-go/util/cert"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -210,9 +212,11 @@ func testSecurity(t *testing.T, ctx context.Context, cp *framework.ControlPlane)
 	p := startProxy(t, cp, "--client-ca-file", filepath.Join(dir, "ca.pem"), "--read-header-timeout", "1s")
 	mallory := clientCert(t, caCert, caKey, "mallory")
 
+	pool, err := certutil.NewPoolFromBytes(p.CAData)
+	if err != nil {
+		t.Fatal(err)
+	}
 	client := func(cert *tls.Certificate) *http.Client {
-		pool := x509.NewCertPool()
-		pool.AppendCertsFromPEM(p.CAData)
 		tc := &tls.Config{RootCAs: pool}
 		if cert != nil {
 			tc.Certificates = []tls.Certificate{*cert}
@@ -256,8 +260,6 @@ func testSecurity(t *testing.T, ctx context.Context, cp *framework.ControlPlane)
 		}
 	})
 	t.Run("SlowHeadersAreCut", func(t *testing.T) {
-		pool := x509.NewCertPool()
-		pool.AppendCertsFromPEM(p.CAData)
 		conn, err := tls.Dial("tcp", strings.TrimPrefix(p.URL, "https://"), &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}})
 		if err != nil {
 			t.Fatal(err)
