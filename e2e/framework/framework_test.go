@@ -250,7 +250,9 @@ func runHelper() {
 	if err := os.WriteFile(out+".tmp", []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		os.Exit(1)
 	}
-	os.Rename(out+".tmp", out)
+	if err := os.Rename(out+".tmp", out); err != nil {
+		os.Exit(1)
+	}
 	<-ctx.Done()
 	os.Exit(1)
 }

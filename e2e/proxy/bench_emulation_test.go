@@ -184,7 +184,9 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	caBundle := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
 	for name, doc := range map[string]string{"crd.yaml": benchCRD, "hook.yaml": fmt.Sprintf(webhookCRD, hook.URL, caBundle)} {
 		path := filepath.Join(dir, name)
-		os.WriteFile(path, []byte(doc), 0o644)
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectl(t, ctx, direct, "apply", "-f", path); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -210,13 +212,18 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	createMany(t, ctx, dyn, crV1beta1, "CustomResource", "list", listObjects, 500)
 
 	rulesFile := filepath.Join(dir, "seed.yaml")
-	os.WriteFile(rulesFile, []byte(seedRules), 0o644)
+	if err := os.WriteFile(rulesFile, []byte(seedRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := startProxy(t, cp, "--rules", rulesFile, "--log-level", "warn")
 	pid := p.cmd.Process.Pid
 	client := benchClient()
 	token := cp.PKI.Token
 	get := func(base, path string) (int64, time.Duration, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		if err != nil {
+			return 0, 0, err
+		}
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Accept", "application/json")
 		t0 := time.Now()
@@ -301,7 +308,10 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	watchRate := map[string][]float64{}
 	for round := range 4 {
 		for _, lp := range listPaths {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+lp.path+"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+lp.path+"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Accept", "application/json")
 			t0 := time.Now()

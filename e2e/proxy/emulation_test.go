@@ -222,7 +222,9 @@ spec:
 `
 	wantSpec := map[string]any{"replicas": float64(1), "stateManagement": "ephemeral", "config": map[string]any{"legacyTimeout": float64(30), "retries": float64(3)}}
 	mpath := filepath.Join(dir, "cr.yaml")
-	os.WriteFile(mpath, []byte(manifest), 0o644)
+	if err := os.WriteFile(mpath, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("DiscoveryAndDirect404", func(t *testing.T) {
 		out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "api-versions")
@@ -338,7 +340,9 @@ spec:
       reverse: '.metadata.labels["myapps.example.com/legacy"] = "true"'
 `
 		rulesFile := filepath.Join(dir, "jq-labels.yaml")
-		os.WriteFile(rulesFile, []byte(jqRules), 0o644)
+		if err := os.WriteFile(rulesFile, []byte(jqRules), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		p2 := startProxy(t, cp, "--rules", rulesFile)
 		out, err = kubectlIn(t, ctx, nil, "", p2.Kubeconfig, "get", res, "-n", "default", "-l", "app=seed")
 		t.Logf("kubectl get -l through a proxy whose jq step writes labels: %v\n%s", err, out)
@@ -491,7 +495,9 @@ func TestProxy_EmulatesRemovedBuiltinVersions(t *testing.T) {
 		// v1beta1's empty selector selects no pods: stored in v1 with the
 		// reserved Exists marker, read back as {}.
 		m := filepath.Join(dir, "pdb.yaml")
-		os.WriteFile(m, []byte("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: none, namespace: default}\nspec:\n  minAvailable: 1\n  selector: {}\n"), 0o644)
+		if err := os.WriteFile(m, []byte("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: none, namespace: default}\nspec:\n  minAvailable: 1\n  selector: {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "apply", "-f", m); err != nil {
 			t.Fatalf("kubectl apply policy/v1beta1: %v\n%s", err, out)
 		}
@@ -510,7 +516,9 @@ func TestProxy_EmulatesRemovedBuiltinVersions(t *testing.T) {
 		// v1's empty selector selects every pod: a v1beta1 client sees the
 		// DoesNotExist marker.
 		m1 := filepath.Join(dir, "pdb-v1.yaml")
-		os.WriteFile(m1, []byte("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: all, namespace: default}\nspec:\n  maxUnavailable: 1\n  selector: {}\n"), 0o644)
+		if err := os.WriteFile(m1, []byte("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: all, namespace: default}\nspec:\n  maxUnavailable: 1\n  selector: {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectlIn(t, ctx, nil, "", direct, "apply", "-f", m1); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -532,7 +540,9 @@ func TestProxy_EmulatesRemovedBuiltinVersions(t *testing.T) {
 		// A second client-side apply computes a patch from the
 		// last-applied v1beta1 manifest.
 		m := filepath.Join(dir, "pdb2.yaml")
-		os.WriteFile(m, []byte("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: none, namespace: default}\nspec:\n  minAvailable: 3\n  selector: {matchLabels: {app: web}}\n"), 0o644)
+		if err := os.WriteFile(m, []byte("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: none, namespace: default}\nspec:\n  minAvailable: 3\n  selector: {matchLabels: {app: web}}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "apply", "-f", m); err != nil {
 			t.Fatalf("second kubectl apply: %v\n%s", err, out)
 		}
@@ -633,7 +643,9 @@ func TestProxy_RollingUpgradeEmulatesVersionTheOldServersServed(t *testing.T) {
 		}},
 	})
 	rulesFile := filepath.Join(t.TempDir(), "map.yaml")
-	os.WriteFile(rulesFile, []byte(mapRules), 0o644)
+	if err := os.WriteFile(rulesFile, []byte(mapRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := startProxy(t, cp, "--rules", rulesFile, "--refresh-interval", "2s")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()

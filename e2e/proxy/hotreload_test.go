@@ -76,7 +76,9 @@ func TestProxy_RulesFromCluster(t *testing.T) {
 	direct := cp.Server(0).Kubeconfig
 	dir := t.TempDir()
 	crdFile := filepath.Join(dir, "crd.yaml")
-	os.WriteFile(crdFile, []byte(crdV1beta1Only), 0o644)
+	if err := os.WriteFile(crdFile, []byte(crdV1beta1Only), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"apply", "-f", "../../deploy/crd/transformationrules.mvp.k8s.io.yaml", "-f", crdFile},
 		{"wait", "--for=condition=Established", "crd/transformationrules.mvp.k8s.io", "crd/customresources.myapps.example.com", "--timeout=60s"},
@@ -88,7 +90,9 @@ func TestProxy_RulesFromCluster(t *testing.T) {
 	apply := func(t *testing.T, doc string) {
 		t.Helper()
 		f := filepath.Join(dir, "rules.yaml")
-		os.WriteFile(f, []byte(doc), 0o644)
+		if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectl(t, ctx, direct, "apply", "-f", f); err != nil {
 			t.Fatalf("kubectl apply: %v\n%s", err, out)
 		}

@@ -107,7 +107,9 @@ func TestProxy_MixedVersionControlPlane(t *testing.T) {
 	t.Run("NewResourceWorksThroughProxyAnd404sDirect", func(t *testing.T) {
 		manifest := filepath.Join(t.TempDir(), "policy.yaml")
 		data, _ := newPolicy("e2e-proxy").MarshalJSON()
-		os.WriteFile(manifest, data, 0o644)
+		if err := os.WriteFile(manifest, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectl(t, ctx, p.Kubeconfig, "apply", "-f", manifest); err != nil {
 			t.Fatalf("kubectl apply through the proxy: %v\n%s", err, out)
 		}
@@ -235,14 +237,20 @@ func testSecurity(t *testing.T, ctx context.Context, cp *framework.ControlPlane)
 	}
 
 	t.Run("ClientCertIsImpersonatedNotTheProxy", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodGet, p.URL+"/api/v1/namespaces/default/configmaps", nil)
+		req, err := http.NewRequest(http.MethodGet, p.URL+"/api/v1/namespaces/default/configmaps", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		code, body := do(client(&mallory), req)
 		if code != http.StatusForbidden || !strings.Contains(body, `User \"mallory\" cannot list resource \"configmaps\"`) {
 			t.Errorf("mallory listing configmaps: %d %s, want the apiserver's 403 for mallory", code, body)
 		}
 	})
 	t.Run("ForgedImpersonationIsForbidden", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodGet, p.URL+"/api/v1/namespaces/default/configmaps", nil)
+		req, err := http.NewRequest(http.MethodGet, p.URL+"/api/v1/namespaces/default/configmaps", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		req.Header.Set("Impersonate-User", "admin")
 		req.Header.Set("Impersonate-Group", "system:masters")
 		code, body := do(client(&mallory), req)
@@ -252,7 +260,10 @@ func testSecurity(t *testing.T, ctx context.Context, cp *framework.ControlPlane)
 	})
 	t.Run("OversizedBodyIs413", func(t *testing.T) {
 		big := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"x":"` + strings.Repeat("x", 4<<20) + `"}}`
-		req, _ := http.NewRequest(http.MethodPost, p.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(big))
+		req, err := http.NewRequest(http.MethodPost, p.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(big))
+		if err != nil {
+			t.Fatal(err)
+		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+cp.PKI.Token)
 		if code, body := do(client(nil), req); code != http.StatusRequestEntityTooLarge {
@@ -287,7 +298,9 @@ func writeCA(t *testing.T, dir string) (*x509.Certificate, *ecdsa.PrivateKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cert, _ := x509.ParseCertificate(der)
 	return cert, key
 }

@@ -63,8 +63,12 @@ func TestProxy_Soak(t *testing.T) {
 	// The seed CRD (v1beta1 only) and the seed rules: v1alpha1 is emulated.
 	dir := t.TempDir()
 	crd, rules := filepath.Join(dir, "crd.yaml"), filepath.Join(dir, "seed.yaml")
-	os.WriteFile(crd, []byte(crdV1beta1Only), 0o644)
-	os.WriteFile(rules, []byte(seedRules), 0o644)
+	if err := os.WriteFile(crd, []byte(crdV1beta1Only), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rules, []byte(seedRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	direct := cp.Server(1).Kubeconfig
 	if out, err := kubectl(t, ctx, direct, "apply", "-f", crd); err != nil {
 		t.Fatalf("creating the CRD: %v\n%s", err, out)

@@ -99,7 +99,9 @@ func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool)
 func TestStart_BadFiles(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(bad, []byte(brokenYAML), 0o644)
+	if err := os.WriteFile(bad, []byte(brokenYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	unreadable := filepath.Join(dir, "nope.yaml")
 	empty := t.TempDir()
 	for _, tc := range []struct {
@@ -190,15 +192,23 @@ func TestSource_ConfigMapVolume(t *testing.T) {
 	dir := t.TempDir()
 	version := func(name, target string) {
 		ts := filepath.Join(dir, name)
-		os.Mkdir(ts, 0o755)
-		os.WriteFile(filepath.Join(ts, "rules.yaml"), []byte(rulesYAML("r", target)), 0o644)
-		os.Symlink(name, filepath.Join(dir, "..data_tmp"))
+		if err := os.Mkdir(ts, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ts, "rules.yaml"), []byte(rulesYAML("r", target)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(name, filepath.Join(dir, "..data_tmp")); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	version("..2026_11_29_18_00_00.1", "first")
-	os.Symlink("..data/rules.yaml", filepath.Join(dir, "rules.yaml"))
+	if err := os.Symlink("..data/rules.yaml", filepath.Join(dir, "rules.yaml")); err != nil {
+		t.Fatal(err)
+	}
 	s, err := Start(t.Context(), Options{Files: []string{dir}, PollInterval: -1})
 	if err != nil {
 		t.Fatalf("Start on a ConfigMap volume: %v", err)

@@ -70,7 +70,10 @@ spec:
 	stderr := run.stderr
 	// versions reads the group's versions through the proxy.
 	versions := func() string {
-		req, _ := http.NewRequest(http.MethodGet, host+"/apis/myapps.example.com", nil)
+		req, err := http.NewRequest(http.MethodGet, host+"/apis/myapps.example.com", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			return err.Error()

@@ -18,13 +18,15 @@ import (
 func TestProxyCmd_UsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	badRules := filepath.Join(dir, "rules.yaml")
-	os.WriteFile(badRules, []byte(`apiVersion: mvp.k8s.io/v1
+	if err := os.WriteFile(badRules, []byte(`apiVersion: mvp.k8s.io/v1
 kind: TransformationRules
 metadata: {name: r}
 spec:
   apiRoutingRules:
   - {apiGroup: apps, resource: deployments, preferApiServerVersion: newest}
-`), 0o644)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -129,7 +131,9 @@ func TestLoadOpenAPIV3(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, doc string) string {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(doc), 0o644)
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return p
 	}
 	a := write("a.json", `{"openapi":"3.0.0","paths":{"/apis/policy/v1beta1/poddisruptionbudgets":{}}}`)
