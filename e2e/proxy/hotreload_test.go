@@ -32,8 +32,9 @@ import (
 // when set, is added to every object the old client reads (and removed
 // from what it writes), so that a client can tell which generation
 // converted its answer.
-func clusterRules(label, forward string) string {
-	s := strings.Replace(seedRules, "metadata: {name: upgrade-v1.31-to-v1.32}", "metadata: {name: seed}", 1)
+func clusterRules(t *testing.T, label, forward string) string {
+	t.Helper()
+	s := strings.Replace(readTestdata(t, seedRulesFile), "metadata: {name: upgrade-v1.31-to-v1.32}", "metadata: {name: seed}", 1)
 	if label != "" {
 		s += fmt.Sprintf("    - {action: jq, forward: 'del(.metadata.labels.rules)', reverse: '.metadata.labels.rules = %q'}\n", label)
 	}
@@ -75,10 +76,7 @@ func TestProxy_RulesFromCluster(t *testing.T) {
 	defer cancel()
 	direct := cp.Server(0).Kubeconfig
 	dir := t.TempDir()
-	crdFile := filepath.Join(dir, "crd.yaml")
-	if err := os.WriteFile(crdFile, []byte(crdV1beta1Only), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	crdFile := testdataPath(t, crdV1beta1OnlyFile)
 	for _, args := range [][]string{
 		{"apply", "-f", "../../deploy/crd/transformationrules.mvp.k8s.io.yaml", "-f", crdFile},
 		{"wait", "--for=condition=Established", "crd/transformationrules.mvp.k8s.io", "crd/customresources.myapps.example.com", "--timeout=60s"},
@@ -134,7 +132,7 @@ func TestProxy_RulesFromCluster(t *testing.T) {
 	}
 
 	t.Run("created object is served within 2s", func(t *testing.T) {
-		apply(t, clusterRules("", ""))
+		apply(t, clusterRules(t, "", ""))
 		applied := time.Now()
 		for i := range replicas {
 			for {
@@ -189,7 +187,7 @@ func TestProxy_RulesFromCluster(t *testing.T) {
 			}
 		}
 		time.Sleep(500 * time.Millisecond)
-		apply(t, clusterRules("v2", ""))
+		apply(t, clusterRules(t, "v2", ""))
 		applied := time.Now()
 		for i := range replicas {
 			for {
@@ -218,7 +216,7 @@ func TestProxy_RulesFromCluster(t *testing.T) {
 	})
 
 	t.Run("broken edit is rejected, the previous rules serve", func(t *testing.T) {
-		apply(t, clusterRules("v2", ".spec |"))
+		apply(t, clusterRules(t, "v2", ".spec |"))
 		var msg string
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			out, err := kubectl(t, ctx, direct, "get", "transformationrules", "seed", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}:{.status.conditions[?(@.type=="Ready")].message}`)
