@@ -175,9 +175,22 @@ func TestProxy_MixedVersionControlPlane(t *testing.T) {
 	t.Run("KubectlGetWatch", func(t *testing.T) {
 		wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 		defer wcancel()
-		bin, _ := bins.Find(bins.Kubectl, newVersion)
+		// The initial list shows marker: once it is printed, kubectl
+		// watches from the list's resourceVersion, and watched, created
+		// after, can only come as a watch event.
+		cs := kubernetes.NewForConfigOrDie(p.certConfig(cp))
+		if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "marker"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		bin, err := bins.Find(bins.Kubectl, newVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
 		cmd := exec.CommandContext(wctx, bin, "--kubeconfig", p.Kubeconfig, "get", "configmaps", "-n", "default", "-w", "--output-watch-events", "-o", "name")
-		stdout, _ := cmd.StdoutPipe()
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -190,17 +203,20 @@ func TestProxy_MixedVersionControlPlane(t *testing.T) {
 			}
 			close(seen)
 		}()
-		cs := kubernetes.NewForConfigOrDie(p.certConfig(cp))
-		time.Sleep(time.Second) // let the watch start; events before it would show as the initial list anyway
-		if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "watched"}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		want := "configmap/marker"
 		for line := range seen {
-			if strings.Contains(line, "configmap/watched") {
+			if !strings.Contains(line, want) {
+				continue
+			}
+			if want == "configmap/watched" {
 				return
 			}
+			want = "configmap/watched"
+			if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "watched"}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
-		t.Error("kubectl get -w through the proxy never showed configmap/watched")
+		t.Errorf("kubectl get -w through the proxy never showed %s", want)
 	})
 
 	t.Run("Security", func(t *testing.T) { testSecurity(t, ctx, cp) })
