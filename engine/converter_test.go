@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,11 @@ func TestConverter_ConcurrentUse(t *testing.T) {
 	in := loadBench(t)
 	want := string(in.new)
 	for _, ex := range []engine.Executor{engine.Native, engine.JQ} {
+		// Without a program deadline: one that a starved machine overruns
+		// is not what this test is about.
+		o := in.conv[ex].Options()
+		o.ProgramTimeout = -1
+		conv := in.conv[ex].WithOptions(o)
 		var wg sync.WaitGroup
 		errs := make(chan error, 16)
 		for g := 0; g < 8; g++ {
@@ -26,7 +32,7 @@ func TestConverter_ConcurrentUse(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < 20; i++ {
-					out, err := convertBytes(in.conv[ex], in.old, benchTo)
+					out, err := convertBytes(conv, in.old, benchTo)
 					if err != nil {
 						errs <- err
 						return
@@ -35,8 +41,12 @@ func TestConverter_ConcurrentUse(t *testing.T) {
 						errs <- errors.New("concurrent conversion gave a different result")
 						return
 					}
-					back, err := convertBytes(in.conv[ex], out, benchFrom)
-					if err != nil || !jsonEqual(t, back, in.old) {
+					back, err := convertBytes(conv, out, benchFrom)
+					if err != nil {
+						errs <- fmt.Errorf("concurrent round trip: %w", err)
+						return
+					}
+					if !jsonEqual(t, back, in.old) {
 						errs <- errors.New("concurrent round trip differs")
 						return
 					}

@@ -40,26 +40,26 @@ func (l *linter) checkWrites(r *ruleInfo) {
 	written := map[string]writer{}
 	for i, t := range r.ref.Rule.Transformations {
 		facts, _ := t.Action.Facts()
-		if !r.stepKnown(i, "action") || facts.Write != rules.WriteNone && !r.stepKnown(i, "path", "targetPath", "when") {
+		if !r.stepKnown(i, "action") || (facts.Write != rules.WriteNone || facts.ClearsPath) && !r.stepKnown(i, "path", "targetPath", "when") {
 			// What it writes, or moves away, is unknown: later writes are
 			// compared with the writes after it only.
 			clear(written)
 			continue
 		}
-		if facts.Write == rules.WriteNone {
-			continue
-		}
 		if t.When != "" {
 			continue // conditional writes may exclude each other
+		}
+		if facts.ClearsPath {
+			// The path no longer holds anything forward.
+			delete(written, normPath(t.Path))
+		}
+		if facts.Write == rules.WriteNone {
+			continue
 		}
 		fld, target := t.Target()
 		key := normPath(target)
 		if prev, ok := written[key]; ok && (facts.Write == rules.WriteAlways || prev.write == rules.WriteIfAbsent) {
 			l.addRule(IDDuplicateTarget, r, tfield(i, fld), i, key, prev.index)
-		}
-		if t.Action == rules.ActionRename {
-			// The old path no longer holds anything forward.
-			delete(written, normPath(t.Path))
 		}
 		written[key] = writer{i, facts.Write}
 	}
@@ -92,7 +92,7 @@ func (l *linter) checkRenameChains(r *ruleInfo) {
 					break next
 				}
 			}
-			if u.Action == rules.ActionJQ && u.Path == "" {
+			if u.OnWholeObject() {
 				break // a whole-object expression may read B
 			}
 		}

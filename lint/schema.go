@@ -429,7 +429,7 @@ func (s *ruleSchema) apply(t *rules.Transformation, path, target rules.Path, dst
 			w.put(path, typedNode(string(t.Type), nil), g)
 		}
 	case rules.ActionJQ:
-		if t.Path == "" {
+		if t.OnWholeObject() {
 			s.w = nil // the whole object may change shape: stop here
 			return
 		}

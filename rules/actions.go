@@ -29,19 +29,25 @@ type ActionFacts struct {
 	// PathEndsInKey says that Path must end in a key, not an index or a
 	// wildcard.
 	PathEndsInKey bool
+	// ClearsPath says that forward leaves nothing at Path: the step moves
+	// or drops the field.
+	ClearsPath bool
+	// WholeObjectWithoutPath says that a step without Path works on the
+	// whole object, which may then have any shape.
+	WholeObjectWithoutPath bool
 }
 
 // actionFacts holds the facts of every action; [Actions] lists them in
 // documentation order.
 var actionFacts = map[Action]ActionFacts{
-	ActionRename:               {Required: []string{"path", "targetPath"}, Optional: []string{"type"}, ReadsPath: true, Target: "targetPath", Write: WriteAlways, PathEndsInKey: true},
+	ActionRename:               {Required: []string{"path", "targetPath"}, Optional: []string{"type"}, ReadsPath: true, Target: "targetPath", Write: WriteAlways, PathEndsInKey: true, ClearsPath: true},
 	ActionModify:               {Required: []string{"path"}, Optional: []string{"matchValue", "replaceValue", "valueMap"}, ReadsPath: true},
 	ActionEnsureFieldExistence: {Required: []string{"path", "defaultValue"}, Optional: []string{"type"}, Target: "path", Write: WriteIfAbsent, PathEndsInKey: true},
-	ActionRemove:               {Required: []string{"path"}, Optional: []string{"type"}, ReadsPath: true, PathEndsInKey: true},
+	ActionRemove:               {Required: []string{"path"}, Optional: []string{"type"}, ReadsPath: true, PathEndsInKey: true, ClearsPath: true},
 	ActionNewField:             {Required: []string{"path"}, Optional: []string{"type"}, Target: "path", PathEndsInKey: true},
 	ActionSet:                  {Required: []string{"path", "value"}, Optional: []string{"type"}, Target: "path", Write: WriteAlways, PathEndsInKey: true},
 	ActionConvertType:          {Required: []string{"path", "type"}, Optional: []string{"fromType"}, ReadsPath: true},
-	ActionJQ:                   {Required: []string{"forward", "reverse"}, Optional: []string{"path"}, ReadsPath: true},
+	ActionJQ:                   {Required: []string{"forward", "reverse"}, Optional: []string{"path"}, ReadsPath: true, WholeObjectWithoutPath: true},
 }
 
 // Facts returns what the action does with a Transformation's fields; ok is
@@ -64,4 +70,11 @@ func (t *Transformation) Target() (name, path string) {
 		return "targetPath", t.TargetPath
 	}
 	return "", ""
+}
+
+// OnWholeObject reports whether the step works on the whole object rather
+// than on the field at its path.
+func (t *Transformation) OnWholeObject() bool {
+	facts, _ := t.Action.Facts()
+	return facts.WholeObjectWithoutPath && t.Path == ""
 }

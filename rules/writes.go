@@ -40,7 +40,7 @@ func (t *Transformation) MayChange(field Path) (why string, may bool) {
 			return fmt.Sprintf("%s changes %s", t.Action, s), true
 		}
 	}
-	if t.Action == ActionJQ && t.Path == "" {
+	if t.OnWholeObject() {
 		for _, e := range []struct{ dir, src string }{{"forward", t.Forward}, {"reverse", t.Reverse}} {
 			if why, may := JQMayChange(e.src, field); may {
 				return fmt.Sprintf("jq on the whole object: its %s expression %s", e.dir, why), true

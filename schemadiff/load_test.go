@@ -43,24 +43,44 @@ func TestLoad_Formats(t *testing.T) {
 	dir := t.TempDir()
 	// One /openapi/v3 group-version document, uncompressed.
 	v3 := filepath.Join(dir, "autoscaling-v2.json")
-	os.WriteFile(v3, gunzip(t, td("k8s", "v1.36.3-v3", "apis__autoscaling__v2_openapi.json.gz")), 0o644)
+	if err := os.WriteFile(v3, gunzip(t, td("k8s", "v1.36.3-v3", "apis__autoscaling__v2_openapi.json.gz")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// The CRD as plain YAML and as a kubectl List in JSON.
 	crdYAML := gunzip(t, td("crd", "cluster-api-v1.11.0-machinehealthchecks.yaml.gz"))
 	crdFile := filepath.Join(dir, "crd.yaml")
-	os.WriteFile(crdFile, crdYAML, 0o644)
+	if err := os.WriteFile(crdFile, crdYAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	mixed := filepath.Join(dir, "mixed")
-	os.Mkdir(mixed, 0o755)
-	os.WriteFile(filepath.Join(mixed, "a.json"), gunzip(t, td("k8s", "v1.36.3-v3", "apis__autoscaling__v1_openapi.json.gz")), 0o644)
-	os.WriteFile(filepath.Join(mixed, "b.yaml"), crdYAML, 0o644)
-	os.WriteFile(filepath.Join(mixed, "README.md"), []byte("not a dump"), 0o644)
+	if err := os.Mkdir(mixed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mixed, "a.json"), gunzip(t, td("k8s", "v1.36.3-v3", "apis__autoscaling__v1_openapi.json.gz")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mixed, "b.yaml"), crdYAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mixed, "README.md"), []byte("not a dump"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// A saved /openapi/v3 tree with its index document, as e2e dumps are.
 	tree := filepath.Join(dir, "tree")
-	os.MkdirAll(filepath.Join(tree, "openapi", "v3", "apis", "autoscaling"), 0o755)
-	os.WriteFile(filepath.Join(tree, "openapi", "v3.json"), []byte(`{"paths": {"apis/autoscaling/v2": {"serverRelativeURL": "/openapi/v3/apis/autoscaling/v2?hash=1"}}}`), 0o644)
-	os.WriteFile(filepath.Join(tree, "openapi", "v3", "apis", "autoscaling", "v2.json"), gunzip(t, td("k8s", "v1.36.3-v3", "apis__autoscaling__v2_openapi.json.gz")), 0o644)
-	os.WriteFile(filepath.Join(tree, "openapi", "v3", "apis", "autoscaling", ".hidden.json"), []byte("not json"), 0o644)
+	if err := os.MkdirAll(filepath.Join(tree, "openapi", "v3", "apis", "autoscaling"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "openapi", "v3.json"), []byte(`{"paths": {"apis/autoscaling/v2": {"serverRelativeURL": "/openapi/v3/apis/autoscaling/v2?hash=1"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "openapi", "v3", "apis", "autoscaling", "v2.json"), gunzip(t, td("k8s", "v1.36.3-v3", "apis__autoscaling__v2_openapi.json.gz")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "openapi", "v3", "apis", "autoscaling", ".hidden.json"), []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	v1beta1CRD := filepath.Join(dir, "v1beta1-crd.yaml")
-	os.WriteFile(v1beta1CRD, []byte(`apiVersion: apiextensions.k8s.io/v1beta1
+	if err := os.WriteFile(v1beta1CRD, []byte(`apiVersion: apiextensions.k8s.io/v1beta1
 kind: CustomResourceDefinition
 metadata: {name: widgets.example.com}
 spec:
@@ -79,7 +99,9 @@ spec:
   - {name: v1beta1, served: true, storage: true}
   - {name: v1old, served: false, storage: false}
 ---
-`), 0o644)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		source string
@@ -179,7 +201,7 @@ func TestLoad_Cluster(t *testing.T) {
 	}))
 	defer srv.Close()
 	kubeconfig := filepath.Join(t.TempDir(), "config")
-	os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
 - name: c
@@ -191,7 +213,9 @@ contexts:
 - name: old
   context: {cluster: c, user: u}
 current-context: old
-`, srv.URL)), 0o600)
+`, srv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("KUBECONFIG", kubeconfig)
 
 	s, err := schemadiff.Load(context.Background(), "cluster:old")

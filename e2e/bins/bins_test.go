@@ -71,8 +71,12 @@ func TestBuild_SkipsPresent(t *testing.T) {
 func TestBuild_NoBuildModule(t *testing.T) {
 	cache := t.TempDir()
 	etcd := Path(cache, Etcd, DefaultEtcdVersion)
-	os.MkdirAll(filepath.Dir(etcd), 0o755)
-	os.WriteFile(etcd, nil, 0o755)
+	if err := os.MkdirAll(filepath.Dir(etcd), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(etcd, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	err := Build(context.Background(), BuildOptions{
 		SourceDir: t.TempDir(),
 		Cache:     cache,

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	certutil "k8s.io/client-go/util/cert"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -38,8 +40,10 @@ func TestNewPKI_CertificatesVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(p.CAPEM)
+	roots, err := certutil.NewPoolFromBytes(p.CAPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
 	serving := readCert(t, p.ServingCertFile)
 	for _, name := range []string{"127.0.0.1", "localhost", "kubernetes.default.svc", ServiceIP} {
 		if _, err := serving.Verify(x509.VerifyOptions{Roots: roots, DNSName: name}); err != nil {
@@ -246,7 +250,9 @@ func runHelper() {
 	if err := os.WriteFile(out+".tmp", []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		os.Exit(1)
 	}
-	os.Rename(out+".tmp", out)
+	if err := os.Rename(out+".tmp", out); err != nil {
+		os.Exit(1)
+	}
 	<-ctx.Done()
 	os.Exit(1)
 }

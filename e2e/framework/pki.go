@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	certutil "k8s.io/client-go/util/cert"
 )
 
 // Identities the PKI issues. The admin user is in system:masters, so it
@@ -61,6 +63,8 @@ type PKI struct {
 
 	// CAPEM is the content of CAFile.
 	CAPEM []byte
+	// CAPool holds the CA, to verify the servers.
+	CAPool *x509.CertPool
 	// AdminCert is the admin client certificate with its key.
 	AdminCert tls.Certificate
 
@@ -161,6 +165,9 @@ func NewPKI(dir string) (*PKI, error) {
 	}
 	p.Token = hex.EncodeToString(token)
 	p.CAPEM = ca.certPEM
+	if p.CAPool, err = certutil.NewPoolFromBytes(ca.certPEM); err != nil {
+		return nil, err
+	}
 	p.ca = ca
 
 	writes := []struct {
@@ -192,9 +199,7 @@ func NewPKI(dir string) (*PKI, error) {
 // TLSConfig returns a client TLS configuration that trusts the control
 // plane's CA and presents the admin client certificate.
 func (p *PKI) TLSConfig() *tls.Config {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(p.CAPEM)
-	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{p.AdminCert}, MinVersion: tls.VersionTLS12}
+	return &tls.Config{RootCAs: p.CAPool, Certificates: []tls.Certificate{p.AdminCert}, MinVersion: tls.VersionTLS12}
 }
 
 type keyPair struct {

@@ -24,8 +24,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -1213,7 +1215,7 @@ var GeneratedDirs = []string{"out", "served"}
 // human-readable problems: files that differ, are missing, or are stale.
 func Diff(oracleDir string, files map[string][]byte) ([]string, error) {
 	var problems []string
-	for _, rel := range sortedKeys(files) {
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
 		have, err := os.ReadFile(filepath.Join(oracleDir, rel))
 		switch {
 		case os.IsNotExist(err):
@@ -1238,7 +1240,7 @@ func Diff(oracleDir string, files map[string][]byte) ([]string, error) {
 // It returns what it did, one "wrote <path>" or "removed <path>" per file.
 func Write(oracleDir string, files map[string][]byte) ([]string, error) {
 	var changed []string
-	for _, rel := range sortedKeys(files) {
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
 		path := filepath.Join(oracleDir, rel)
 		if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, files[rel]) {
 			continue
@@ -1284,13 +1286,4 @@ func staleFiles(oracleDir string, files map[string][]byte) ([]string, error) {
 		}
 	}
 	return stale, nil
-}
-
-func sortedKeys(m map[string][]byte) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,34 +31,35 @@ import (
 	"github.com/mvpctl/mvpctl/e2e/framework"
 )
 
-// webhookCRD serves v1alpha1 and v1beta1 of the same schema change as the
-// seed rules, converted by a conversion webhook: how users serve an old
-// version today.
-const webhookCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: webhookresources.myapps.example.com}
-spec:
-  group: myapps.example.com
-  names: {plural: webhookresources, singular: webhookresource, kind: WebhookResource}
-  scope: Namespaced
-  conversion:
-    strategy: Webhook
-    webhook:
-      conversionReviewVersions: [v1]
-      clientConfig: {url: "%s/convert", caBundle: "%s"}
-  versions:
-  - name: v1beta1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}
-  - name: v1alpha1
-    served: true
-    storage: false
-    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}
-`
+// webhookCRD is testdata/crd-webhook.yaml, as JSON, with the webhook's URL
+// and CA.
+func webhookCRD(t *testing.T, url string, ca []byte) string {
+	t.Helper()
+	var crd map[string]any
+	if err := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(readTestdata(t, "testdata/crd-webhook.yaml")), 4096).Decode(&crd); err != nil {
+		t.Fatal(err)
+	}
+	clientConfig := map[string]any{"url": url + "/convert", "caBundle": base64.StdEncoding.EncodeToString(ca)}
+	if err := unstructured.SetNestedMap(crd, clientConfig, "spec", "conversion", "webhook", "clientConfig"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
 
 // benchCRD is the emulation scenario's CRD with room for a payload.
-var benchCRD = strings.Replace(crdV1beta1Only, "              replicas: {type: integer}\n", "              replicas: {type: integer}\n              payload: {type: string}\n", 1)
+func benchCRD(t *testing.T) string {
+	t.Helper()
+	const replicas = "              replicas: {type: integer}\n"
+	crd := readTestdata(t, crdV1beta1OnlyFile)
+	if !strings.Contains(crd, replicas) {
+		t.Fatalf("%s has no spec.replicas to add a payload beside", crdV1beta1OnlyFile)
+	}
+	return strings.Replace(crd, replicas, replicas+"              payload: {type: string}\n", 1)
+}
 
 // conversionWebhook is the small Go webhook users write for the seed's
 // change: legacyTimeout <-> requestTimeoutSeconds, ephemeral <-> stateless.
@@ -181,10 +184,12 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 
 	hook := httptest.NewTLSServer(http.HandlerFunc(conversionWebhook))
 	defer hook.Close()
-	caBundle := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
-	for name, doc := range map[string]string{"crd.yaml": benchCRD, "hook.yaml": fmt.Sprintf(webhookCRD, hook.URL, caBundle)} {
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw})
+	for name, doc := range map[string]string{"crd.yaml": benchCRD(t), "hook.json": webhookCRD(t, hook.URL, ca)} {
 		path := filepath.Join(dir, name)
-		os.WriteFile(path, []byte(doc), 0o644)
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectl(t, ctx, direct, "apply", "-f", path); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -209,14 +214,16 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	createMany(t, ctx, dyn, hookV1beta1, "WebhookResource", "get", getObjects, 5000)
 	createMany(t, ctx, dyn, crV1beta1, "CustomResource", "list", listObjects, 500)
 
-	rulesFile := filepath.Join(dir, "seed.yaml")
-	os.WriteFile(rulesFile, []byte(seedRules), 0o644)
+	rulesFile := testdataPath(t, seedRulesFile)
 	p := startProxy(t, cp, "--rules", rulesFile, "--log-level", "warn")
 	pid := p.cmd.Process.Pid
 	client := benchClient()
 	token := cp.PKI.Token
 	get := func(base, path string) (int64, time.Duration, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		if err != nil {
+			return 0, 0, err
+		}
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Accept", "application/json")
 		t0 := time.Now()
@@ -301,7 +308,10 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	watchRate := map[string][]float64{}
 	for round := range 4 {
 		for _, lp := range listPaths {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+lp.path+"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+lp.path+"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Accept", "application/json")
 			t0 := time.Now()

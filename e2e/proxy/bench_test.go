@@ -328,7 +328,10 @@ func startBenchProxy(t *testing.T, cp *framework.ControlPlane, spec string, prof
 // cpuProfile writes a CPU profile of d (whole seconds, at least one) from
 // mvpctl's /debug/pprof.
 func cpuProfile(ctx context.Context, metricsURL string, d time.Duration, path string) error {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", metricsURL, max(1, int(d/time.Second))), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", metricsURL, max(1, int(d/time.Second))), nil)
+	if err != nil {
+		return err
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
@@ -368,7 +371,11 @@ func runScenario(ctx context.Context, client *http.Client, v benchVariant, sc be
 			var lat []time.Duration
 			n, errs := 0, 0
 			for time.Now().Before(deadline) && ctx.Err() == nil {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, v.url+sc.path(), nil)
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.url+sc.path(), nil)
+				if err != nil {
+					errs++
+					break
+				}
 				req.Header.Set("Authorization", "Bearer "+token)
 				req.Header.Set("Accept", "application/json")
 				t0 := time.Now()
@@ -454,7 +461,9 @@ func startNginx(t *testing.T, dir, backend, caFile string) (benchVariant, bool) 
 		return benchVariant{}, false
 	}
 	ndir := filepath.Join(dir, "nginx")
-	os.MkdirAll(ndir, 0o755)
+	if err := os.MkdirAll(ndir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	writeServingCert(t, ndir)
 	port := freePort(t)
 	conf := fmt.Sprintf(`worker_processes auto;
@@ -492,10 +501,15 @@ http {
 }
 `, ndir, strings.TrimPrefix(backend, "https://"), port, caFile)
 	confPath := filepath.Join(ndir, "nginx.conf")
-	os.WriteFile(confPath, []byte(conf), 0o644)
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "-c", confPath, "-p", ndir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	out, _ := os.Create(filepath.Join(ndir, "stderr.log"))
+	out, err := os.Create(filepath.Join(ndir, "stderr.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -566,8 +580,12 @@ func writeServingCert(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	kb, _ := x509.MarshalECPrivateKey(key)
-	os.WriteFile(filepath.Join(dir, "cert.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
-	os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "cert.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func percentile(d []time.Duration, p float64) time.Duration {

@@ -27,87 +27,38 @@ import (
 	"github.com/mvpctl/mvpctl/e2e/framework"
 )
 
-// seedRules are the seed article's rules for the CRD.
-const seedRules = `apiVersion: mvp.k8s.io/v1
-kind: TransformationRules
-metadata: {name: upgrade-v1.31-to-v1.32}
-spec:
-  apiMigrationRules:
-  - apiGroup: myapps.example.com
-    resource: customresources
-    fromVersion: v1alpha1
-    toVersion: v1beta1
-    transformations:
-    - {path: spec.config.legacyTimeout, action: rename,
-       targetPath: spec.config.requestTimeoutSeconds, type: integer}
-    - {path: spec.stateManagement, action: modify,
-       matchValue: ephemeral, replaceValue: stateless}
-`
+// Files of testdata/: the seed article's rules for its custom resource, and
+// the custom resource's CRD serving only v1beta1, without and with
+// v1alpha1's schema kept.
+const (
+	seedRulesFile        = "testdata/seed-rules.yaml"
+	crdV1beta1OnlyFile   = "testdata/crd-v1beta1-only.yaml"
+	crdKeepsV1alpha1File = "testdata/crd-keeps-v1alpha1.yaml"
+)
 
-// crdV1beta1Only serves only v1beta1 (the storage version): v1alpha1 is gone
-// from the server.
-const crdV1beta1Only = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: customresources.myapps.example.com}
-spec:
-  group: myapps.example.com
-  names: {plural: customresources, singular: customresource, kind: CustomResource, shortNames: [cr], categories: [all]}
-  scope: Namespaced
-  versions:
-  - name: v1beta1
-    served: true
-    storage: true
-    subresources:
-      status: {}
-      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              replicas: {type: integer}
-              stateManagement: {type: string}
-              config:
-                type: object
-                properties:
-                  requestTimeoutSeconds: {type: integer}
-                  retries: {type: integer}
-          status:
-            type: object
-            properties:
-              replicas: {type: integer}
-`
+// testdataPath is the absolute path of a file of testdata/, for processes
+// the test starts.
+func testdataPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
-// crdKeepsV1alpha1 is crdV1beta1Only that keeps v1alpha1 in spec.versions,
-// no longer served, with its schema, as CRDs usually do: the proxy builds
-// v1alpha1's OpenAPI from it.
-const crdKeepsV1alpha1 = crdV1beta1Only + `  - name: v1alpha1
-    served: false
-    storage: false
-    subresources:
-      status: {}
-      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              replicas: {type: integer}
-              stateManagement: {type: string, description: "How the app keeps its state: ephemeral or durable."}
-              config:
-                type: object
-                properties:
-                  legacyTimeout: {type: integer, description: "Request timeout in seconds (requestTimeoutSeconds in v1beta1)."}
-                  retries: {type: integer}
-          status:
-            type: object
-            properties:
-              replicas: {type: integer}
-`
+// readTestdata is the text of a file of testdata/.
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
 
 var (
 	crV1alpha1 = schema.GroupVersionResource{Group: "myapps.example.com", Version: "v1alpha1", Resource: "customresources"}
@@ -126,22 +77,15 @@ func emulationSetup(t *testing.T) (*framework.ControlPlane, *proxyProcess, strin
 
 // emulationProxy creates the CRD that keeps v1alpha1's schema on cp and
 // starts a proxy in front of cp given the seed rules, the built-in rules of
-// testdata/rules and extra flags. It returns the proxy and a directory for
+// rules/builtin and extra flags. It returns the proxy and a directory for
 // the test's files.
 func emulationProxy(t *testing.T, cp *framework.ControlPlane, extra ...string) (*proxyProcess, string) {
 	t.Helper()
 	dir := t.TempDir()
-	write := func(name, data string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	direct := cp.Server(0).Kubeconfig
-	if out, err := kubectl(t, ctx, direct, "apply", "-f", write("crd.yaml", crdKeepsV1alpha1)); err != nil {
+	if out, err := kubectl(t, ctx, direct, "apply", "-f", testdataPath(t, crdKeepsV1alpha1File)); err != nil {
 		t.Fatalf("creating the CRD: %v\n%s", err, out)
 	}
 	if out, err := kubectl(t, ctx, direct, "wait", "--for=condition=Established", "crd/customresources.myapps.example.com", "--timeout=60s"); err != nil {
@@ -155,7 +99,7 @@ func emulationProxy(t *testing.T, cp *framework.ControlPlane, extra ...string) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--rules", write("seed.yaml", seedRules), "--rules", builtin, "--openapi-from", openAPI, "--refresh-interval", "2s"}
+	args := []string{"--rules", testdataPath(t, seedRulesFile), "--rules", builtin, "--openapi-from", openAPI, "--refresh-interval", "2s"}
 	return startProxy(t, cp, append(args, extra...)...), dir
 }
 
@@ -222,7 +166,9 @@ spec:
 `
 	wantSpec := map[string]any{"replicas": float64(1), "stateManagement": "ephemeral", "config": map[string]any{"legacyTimeout": float64(30), "retries": float64(3)}}
 	mpath := filepath.Join(dir, "cr.yaml")
-	os.WriteFile(mpath, []byte(manifest), 0o644)
+	if err := os.WriteFile(mpath, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("DiscoveryAndDirect404", func(t *testing.T) {
 		out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "api-versions")
@@ -331,14 +277,16 @@ spec:
 		}
 		// A whole-object jq step that writes a label: 400 naming the rule
 		// and the step.
-		jqRules := strings.TrimSuffix(seedRules, "\n") + `
+		jqRules := strings.TrimSuffix(readTestdata(t, seedRulesFile), "\n") + `
     - action: jq
       description: v1alpha1 objects carry a legacy label
       forward: 'del(.metadata.labels["myapps.example.com/legacy"])'
       reverse: '.metadata.labels["myapps.example.com/legacy"] = "true"'
 `
 		rulesFile := filepath.Join(dir, "jq-labels.yaml")
-		os.WriteFile(rulesFile, []byte(jqRules), 0o644)
+		if err := os.WriteFile(rulesFile, []byte(jqRules), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		p2 := startProxy(t, cp, "--rules", rulesFile)
 		out, err = kubectlIn(t, ctx, nil, "", p2.Kubeconfig, "get", res, "-n", "default", "-l", "app=seed")
 		t.Logf("kubectl get -l through a proxy whose jq step writes labels: %v\n%s", err, out)
@@ -491,7 +439,9 @@ func TestProxy_EmulatesRemovedBuiltinVersions(t *testing.T) {
 		// v1beta1's empty selector selects no pods: stored in v1 with the
 		// reserved Exists marker, read back as {}.
 		m := filepath.Join(dir, "pdb.yaml")
-		os.WriteFile(m, []byte("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: none, namespace: default}\nspec:\n  minAvailable: 1\n  selector: {}\n"), 0o644)
+		if err := os.WriteFile(m, []byte("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: none, namespace: default}\nspec:\n  minAvailable: 1\n  selector: {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "apply", "-f", m); err != nil {
 			t.Fatalf("kubectl apply policy/v1beta1: %v\n%s", err, out)
 		}
@@ -510,7 +460,9 @@ func TestProxy_EmulatesRemovedBuiltinVersions(t *testing.T) {
 		// v1's empty selector selects every pod: a v1beta1 client sees the
 		// DoesNotExist marker.
 		m1 := filepath.Join(dir, "pdb-v1.yaml")
-		os.WriteFile(m1, []byte("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: all, namespace: default}\nspec:\n  maxUnavailable: 1\n  selector: {}\n"), 0o644)
+		if err := os.WriteFile(m1, []byte("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: all, namespace: default}\nspec:\n  maxUnavailable: 1\n  selector: {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectlIn(t, ctx, nil, "", direct, "apply", "-f", m1); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -532,7 +484,9 @@ func TestProxy_EmulatesRemovedBuiltinVersions(t *testing.T) {
 		// A second client-side apply computes a patch from the
 		// last-applied v1beta1 manifest.
 		m := filepath.Join(dir, "pdb2.yaml")
-		os.WriteFile(m, []byte("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: none, namespace: default}\nspec:\n  minAvailable: 3\n  selector: {matchLabels: {app: web}}\n"), 0o644)
+		if err := os.WriteFile(m, []byte("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: none, namespace: default}\nspec:\n  minAvailable: 3\n  selector: {matchLabels: {app: web}}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectlIn(t, ctx, nil, "", p.Kubeconfig, "apply", "-f", m); err != nil {
 			t.Fatalf("second kubectl apply: %v\n%s", err, out)
 		}
@@ -633,7 +587,9 @@ func TestProxy_RollingUpgradeEmulatesVersionTheOldServersServed(t *testing.T) {
 		}},
 	})
 	rulesFile := filepath.Join(t.TempDir(), "map.yaml")
-	os.WriteFile(rulesFile, []byte(mapRules), 0o644)
+	if err := os.WriteFile(rulesFile, []byte(mapRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := startProxy(t, cp, "--rules", rulesFile, "--refresh-interval", "2s")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()

@@ -371,8 +371,11 @@ func (f *faultRig) midWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet,
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
 		f.p.URL+"/api/v1/namespaces/"+ns+"/configmaps?watch=1&timeoutSeconds=120&resourceVersion="+list.ResourceVersion, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	resp, err := hc.Do(req)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("watch through the proxy: %v %v", resp, err)
@@ -383,6 +386,7 @@ func (f *faultRig) midWatch(t *testing.T) {
 		err    error
 	}
 	ended := make(chan watchEnd, 1)
+	var watched atomic.Int64 // events read so far
 	go func() {
 		defer resp.Body.Close()
 		r := bufio.NewReader(resp.Body)
@@ -402,6 +406,7 @@ func (f *faultRig) midWatch(t *testing.T) {
 				break
 			}
 			e.events++
+			watched.Add(1)
 		}
 		ended <- e
 	}()
@@ -423,7 +428,8 @@ func (f *faultRig) midWatch(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
-	time.Sleep(time.Second)
+	// Kill with the watch mid-stream: it has carried events of the writes.
+	waitUntil(t, "events on the watch", func() bool { return watched.Load() >= 5 })
 	killed := f.kill(t)
 	var end watchEnd
 	select {
@@ -437,7 +443,8 @@ func (f *faultRig) midWatch(t *testing.T) {
 	default:
 		t.Errorf("watch: did not end cleanly after %d events: %v (incomplete tail %q)", end.events, end.err, end.tail)
 	}
-	time.Sleep(2 * time.Second)
+	atEnd := writes.Load()
+	waitUntil(t, "updates through the survivor after the kill", func() bool { return writes.Load() >= atEnd+20 })
 	stopWrites()
 	wg.Wait()
 

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	certutil "k8s.io/client-go/util/cert"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,7 +107,9 @@ func TestProxy_MixedVersionControlPlane(t *testing.T) {
 	t.Run("NewResourceWorksThroughProxyAnd404sDirect", func(t *testing.T) {
 		manifest := filepath.Join(t.TempDir(), "policy.yaml")
 		data, _ := newPolicy("e2e-proxy").MarshalJSON()
-		os.WriteFile(manifest, data, 0o644)
+		if err := os.WriteFile(manifest, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := kubectl(t, ctx, p.Kubeconfig, "apply", "-f", manifest); err != nil {
 			t.Fatalf("kubectl apply through the proxy: %v\n%s", err, out)
 		}
@@ -171,9 +175,22 @@ func TestProxy_MixedVersionControlPlane(t *testing.T) {
 	t.Run("KubectlGetWatch", func(t *testing.T) {
 		wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 		defer wcancel()
-		bin, _ := bins.Find(bins.Kubectl, newVersion)
+		// The initial list shows marker: once it is printed, kubectl
+		// watches from the list's resourceVersion, and watched, created
+		// after, can only come as a watch event.
+		cs := kubernetes.NewForConfigOrDie(p.certConfig(cp))
+		if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "marker"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		bin, err := bins.Find(bins.Kubectl, newVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
 		cmd := exec.CommandContext(wctx, bin, "--kubeconfig", p.Kubeconfig, "get", "configmaps", "-n", "default", "-w", "--output-watch-events", "-o", "name")
-		stdout, _ := cmd.StdoutPipe()
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -186,17 +203,20 @@ func TestProxy_MixedVersionControlPlane(t *testing.T) {
 			}
 			close(seen)
 		}()
-		cs := kubernetes.NewForConfigOrDie(p.certConfig(cp))
-		time.Sleep(time.Second) // let the watch start; events before it would show as the initial list anyway
-		if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "watched"}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		want := "configmap/marker"
 		for line := range seen {
-			if strings.Contains(line, "configmap/watched") {
+			if !strings.Contains(line, want) {
+				continue
+			}
+			if want == "configmap/watched" {
 				return
 			}
+			want = "configmap/watched"
+			if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "watched"}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
-		t.Error("kubectl get -w through the proxy never showed configmap/watched")
+		t.Errorf("kubectl get -w through the proxy never showed %s", want)
 	})
 
 	t.Run("Security", func(t *testing.T) { testSecurity(t, ctx, cp) })
@@ -210,9 +230,11 @@ func testSecurity(t *testing.T, ctx context.Context, cp *framework.ControlPlane)
 	p := startProxy(t, cp, "--client-ca-file", filepath.Join(dir, "ca.pem"), "--read-header-timeout", "1s")
 	mallory := clientCert(t, caCert, caKey, "mallory")
 
+	pool, err := certutil.NewPoolFromBytes(p.CAData)
+	if err != nil {
+		t.Fatal(err)
+	}
 	client := func(cert *tls.Certificate) *http.Client {
-		pool := x509.NewCertPool()
-		pool.AppendCertsFromPEM(p.CAData)
 		tc := &tls.Config{RootCAs: pool}
 		if cert != nil {
 			tc.Certificates = []tls.Certificate{*cert}
@@ -231,14 +253,20 @@ func testSecurity(t *testing.T, ctx context.Context, cp *framework.ControlPlane)
 	}
 
 	t.Run("ClientCertIsImpersonatedNotTheProxy", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodGet, p.URL+"/api/v1/namespaces/default/configmaps", nil)
+		req, err := http.NewRequest(http.MethodGet, p.URL+"/api/v1/namespaces/default/configmaps", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		code, body := do(client(&mallory), req)
 		if code != http.StatusForbidden || !strings.Contains(body, `User \"mallory\" cannot list resource \"configmaps\"`) {
 			t.Errorf("mallory listing configmaps: %d %s, want the apiserver's 403 for mallory", code, body)
 		}
 	})
 	t.Run("ForgedImpersonationIsForbidden", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodGet, p.URL+"/api/v1/namespaces/default/configmaps", nil)
+		req, err := http.NewRequest(http.MethodGet, p.URL+"/api/v1/namespaces/default/configmaps", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		req.Header.Set("Impersonate-User", "admin")
 		req.Header.Set("Impersonate-Group", "system:masters")
 		code, body := do(client(&mallory), req)
@@ -248,7 +276,10 @@ func testSecurity(t *testing.T, ctx context.Context, cp *framework.ControlPlane)
 	})
 	t.Run("OversizedBodyIs413", func(t *testing.T) {
 		big := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"x":"` + strings.Repeat("x", 4<<20) + `"}}`
-		req, _ := http.NewRequest(http.MethodPost, p.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(big))
+		req, err := http.NewRequest(http.MethodPost, p.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(big))
+		if err != nil {
+			t.Fatal(err)
+		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+cp.PKI.Token)
 		if code, body := do(client(nil), req); code != http.StatusRequestEntityTooLarge {
@@ -256,8 +287,6 @@ func testSecurity(t *testing.T, ctx context.Context, cp *framework.ControlPlane)
 		}
 	})
 	t.Run("SlowHeadersAreCut", func(t *testing.T) {
-		pool := x509.NewCertPool()
-		pool.AppendCertsFromPEM(p.CAData)
 		conn, err := tls.Dial("tcp", strings.TrimPrefix(p.URL, "https://"), &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}})
 		if err != nil {
 			t.Fatal(err)
@@ -285,7 +314,9 @@ func writeCA(t *testing.T, dir string) (*x509.Certificate, *ecdsa.PrivateKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cert, _ := x509.ParseCertificate(der)
 	return cert, key
 }

@@ -133,7 +133,10 @@ func TestProxy_RestartUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/api/v1/namespaces/load/configmaps?watch=1&timeoutSeconds=300", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/api/v1/namespaces/load/configmaps?watch=1&timeoutSeconds=300", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	resp, err := hc.Do(req)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("watch: %v %v", resp, err)

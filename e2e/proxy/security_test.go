@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	certutil "k8s.io/client-go/util/cert"
+
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -149,10 +151,11 @@ func newAdvEnv(t *testing.T) *advEnv {
 			c.CloseIdleConnections()
 		}
 	})
-	e.proxyCA = x509.NewCertPool()
-	e.proxyCA.AppendCertsFromPEM(p.CAData)
-	e.ca = x509.NewCertPool()
-	e.ca.AppendCertsFromPEM(cp.PKI.CAPEM)
+	var err error
+	if e.proxyCA, err = certutil.NewPoolFromBytes(p.CAData); err != nil {
+		t.Fatal(err)
+	}
+	e.ca = cp.PKI.CAPool
 	e.admin = principal{name: "admin (system:masters certificate)", cert: &cp.PKI.AdminCert}
 	e.anonymous = principal{name: "anonymous"}
 	for _, c := range []struct {
@@ -1022,8 +1025,10 @@ func (e *advEnv) testMetricsListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(certPEM)
+	roots, err := certutil.NewPoolFromBytes(certPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
 	get := func(who principal, path string) (answer, error) {
 		tc := &tls.Config{RootCAs: roots, ServerName: "localhost", MinVersion: tls.VersionTLS12}
 		if who.cert != nil {

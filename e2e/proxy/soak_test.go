@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -61,10 +60,7 @@ func TestProxy_Soak(t *testing.T) {
 	defer cancel()
 
 	// The seed CRD (v1beta1 only) and the seed rules: v1alpha1 is emulated.
-	dir := t.TempDir()
-	crd, rules := filepath.Join(dir, "crd.yaml"), filepath.Join(dir, "seed.yaml")
-	os.WriteFile(crd, []byte(crdV1beta1Only), 0o644)
-	os.WriteFile(rules, []byte(seedRules), 0o644)
+	crd, rules := testdataPath(t, crdV1beta1OnlyFile), testdataPath(t, seedRulesFile)
 	direct := cp.Server(1).Kubeconfig
 	if out, err := kubectl(t, ctx, direct, "apply", "-f", crd); err != nil {
 		t.Fatalf("creating the CRD: %v\n%s", err, out)

@@ -76,7 +76,7 @@ spec:
      transformations: [{path: spec.x, action: remove}]}
 `
 	mustKubectl(t, kc, doc, "apply", "-f", "-")
-	w.waitFor(t, "the new object", 2*time.Second, func(l watchLine) bool {
+	w.waitFor(t, "the new object", 30*time.Second, func(l watchLine) bool {
 		for _, d := range l.Documents {
 			if strings.HasSuffix(d, "/deploy-check") {
 				return true

@@ -26,8 +26,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -87,7 +89,10 @@ func RunFile(ctx context.Context, file string, update bool) (*Result, error) {
 			want[f.Name] = string(f.Data)
 		}
 	}
-	names := sortedNames(got, want)
+	// The sections either side has, each once, in order.
+	names := slices.AppendSeq(slices.Collect(maps.Keys(got)), maps.Keys(want))
+	slices.Sort(names)
+	names = slices.Compact(names)
 	changed := false
 	for _, name := range names {
 		g, w := got[name], want[name]
@@ -122,21 +127,6 @@ func checkCase(ar *txtar.Archive) error {
 		}
 	}
 	return errors.New("not a conversion case: no -- rules.yaml -- section")
-}
-
-func sortedNames(a, b map[string]string) []string {
-	seen := map[string]bool{}
-	var names []string
-	for _, m := range []map[string]string{a, b} {
-		for k := range m {
-			if !seen[k] {
-				seen[k] = true
-				names = append(names, k)
-			}
-		}
-	}
-	sort.Strings(names)
-	return names
 }
 
 func setSection(ar *txtar.Archive, name, data string) {

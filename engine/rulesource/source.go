@@ -70,7 +70,8 @@ type Options struct {
 	// Resync re-lists cluster objects this often. Zero means never (the watch
 	// is enough).
 	Resync time.Duration
-	// Logger receives one line per reload and per rejection. Nil discards.
+	// Logger receives one line per reload and per rejection, and at debug
+	// level one per read of unchanged files. Nil discards.
 	Logger *slog.Logger
 }
 
@@ -256,11 +257,16 @@ func (s *Source) loop(ctx context.Context) {
 	}
 }
 
+// msgFilesUnchanged is logged at debug level for every read of the files
+// that found them as they were.
+const msgFilesUnchanged = "rules files unchanged"
+
 // reloadFiles reads the files again and, if they changed, activates them
 // with the cluster's accepted objects, or keeps the previous files' rules.
 func (s *Source) reloadFiles(ctx context.Context) {
 	srcs, changed, err := s.files.read()
 	if err == nil && !changed {
+		s.log.Debug(msgFilesUnchanged, "files", s.opts.Files)
 		return
 	}
 	var rs *rules.RuleSet

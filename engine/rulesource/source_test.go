@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/mvpctl/mvpctl/rules"
 )
@@ -87,19 +89,39 @@ func writeAtomic(t testing.TB, path, data string) {
 func waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for !cond() {
-		if time.Since(start) > timeout {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
 	}
 	return time.Since(start)
 }
 
+// countingHandler is a log handler that counts the records of one message.
+type countingHandler struct {
+	msg string
+	n   atomic.Int64
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.n.Add(1)
+	}
+	return nil
+}
+
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
+
 func TestStart_BadFiles(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(bad, []byte(brokenYAML), 0o644)
+	if err := os.WriteFile(bad, []byte(brokenYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	unreadable := filepath.Join(dir, "nope.yaml")
 	empty := t.TempDir()
 	for _, tc := range []struct {
@@ -190,15 +212,23 @@ func TestSource_ConfigMapVolume(t *testing.T) {
 	dir := t.TempDir()
 	version := func(name, target string) {
 		ts := filepath.Join(dir, name)
-		os.Mkdir(ts, 0o755)
-		os.WriteFile(filepath.Join(ts, "rules.yaml"), []byte(rulesYAML("r", target)), 0o644)
-		os.Symlink(name, filepath.Join(dir, "..data_tmp"))
+		if err := os.Mkdir(ts, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ts, "rules.yaml"), []byte(rulesYAML("r", target)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(name, filepath.Join(dir, "..data_tmp")); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	version("..2026_11_29_18_00_00.1", "first")
-	os.Symlink("..data/rules.yaml", filepath.Join(dir, "rules.yaml"))
+	if err := os.Symlink("..data/rules.yaml", filepath.Join(dir, "rules.yaml")); err != nil {
+		t.Fatal(err)
+	}
 	s, err := Start(t.Context(), Options{Files: []string{dir}, PollInterval: -1})
 	if err != nil {
 		t.Fatalf("Start on a ConfigMap volume: %v", err)
@@ -214,7 +244,8 @@ func TestSource_Polling(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rules.yaml")
 	writeAtomic(t, path, rulesYAML("r", "first"))
-	s, err := Start(t.Context(), Options{Files: []string{path}, PollInterval: 20 * time.Millisecond})
+	polls := &countingHandler{msg: msgFilesUnchanged}
+	s, err := Start(t.Context(), Options{Files: []string{path}, PollInterval: 20 * time.Millisecond, Logger: slog.New(polls)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +254,10 @@ func TestSource_Polling(t *testing.T) {
 	writeAtomic(t, path, rulesYAML("r", "polled"))
 	waitFor(t, "a polled reload", 30*time.Second, func() bool { return convertedField(t, s.Current()) == "polled" })
 	rev := s.Current().Revision
-	time.Sleep(100 * time.Millisecond)
+	// The reload that activated rev has ended: the polls counted from here
+	// on read the files unchanged.
+	seen := polls.n.Load()
+	waitFor(t, "three polls of the unchanged files", 30*time.Second, func() bool { return polls.n.Load() >= seen+3 })
 	if s.Current().Revision != rev {
 		t.Error("polling unchanged files activated a new set")
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/itchyny/gojq"
 
 	"github.com/mvpctl/mvpctl/engine"
@@ -51,13 +52,13 @@ func TestConvert_SeedBothWays(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	orig, _ := os.ReadFile(seedCR)
-	docs, _ := engine.ReadDocuments("orig", bytes.NewReader(orig))
-	got, _ := engine.ReadDocuments("back", strings.NewReader(back))
-	a, _ := json.Marshal(docs[0].Object)
-	b, _ := json.Marshal(got[0].Object)
-	if string(a) != string(b) {
-		t.Errorf("round trip differs:\n%s\n%s", a, b)
+	docs := readDocuments(t, seedCR)
+	got, err := engine.ReadDocuments("back", strings.NewReader(back))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%d documents back: %v", len(got), err)
+	}
+	if diff := cmp.Diff(docs[0].Object, got[0].Object); diff != "" {
+		t.Errorf("round trip differs (-in +back):\n%s", diff)
 	}
 }
 
@@ -206,8 +207,7 @@ func TestCompile_PrintedProgramIsWhatRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(seedCR)
-	docs, _ := engine.ReadDocuments("seed", bytes.NewReader(data))
+	docs := readDocuments(t, seedCR)
 	v, _ := prog.RunWithContext(context.Background(), docs[0].Object).Next()
 	if err, ok := v.(error); ok {
 		t.Fatal(err)
@@ -263,4 +263,18 @@ func TestVersion(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "mvpctl ") || !strings.Contains(out, "go1.") {
 		t.Errorf("exit %d: %q", code, out)
 	}
+}
+
+// readDocuments reads the objects of a YAML or JSON file.
+func readDocuments(t *testing.T, path string) []engine.Document {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := engine.ReadDocuments(path, bytes.NewReader(data))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("%s: %d documents: %v", path, len(docs), err)
+	}
+	return docs
 }

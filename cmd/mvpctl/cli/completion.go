@@ -1,7 +1,8 @@
 package cli
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -93,7 +94,7 @@ func ruleVersions(paths []string) []string {
 		seen[schema.GroupVersion{Group: r.APIGroup, Version: r.FromVersion}.String()] = true
 		seen[schema.GroupVersion{Group: r.TargetGroup(), Version: r.ToVersion}.String()] = true
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // ruleIDs lists the IDs of the migration rules of files, for completing
@@ -107,7 +108,7 @@ func ruleIDs(paths []string) []string {
 	for _, ref := range rs.MigrationRules() {
 		seen[ref.Rule.ID()] = true
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // loadForCompletion loads rules for completing flag values. cobra parses
@@ -130,13 +131,4 @@ func loadForCompletion(paths []string) *rules.RuleSet {
 		return nil
 	}
 	return rs
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
 )
 
@@ -26,7 +27,7 @@ func TestDeployManifest_ArgsAreValidFlags(t *testing.T) {
 	}
 	// The client-certificates component appends this one.
 	args := append(containers[0].Args[1:], "--client-ca-file=/etc/mvpctl/client-ca/ca.crt")
-	cmd := newProxyCmd()
+	cmd := newProxyCmd(clock.RealClock{})
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Errorf("deploy/base/deployment.yaml: %v", err)
 	}

@@ -18,11 +18,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	discoveryclient "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/engine/proxy"
@@ -45,14 +50,9 @@ type proxyOptions struct {
 
 	Discover bool // follow the kubernetes EndpointSlices for backends
 
-	Kubeconfig string // credentials and CA for the backends
-	Context    string // kubeconfig context; empty: current
-
-	BackendCA  string // CA file for the backends (overrides the kubeconfig's)
-	ClientCert string // the proxy's own client certificate for the backends
-	ClientKey  string
-	Token      string // the proxy's own bearer token for the backends
-	Insecure   bool   // skip verifying the backends' certificates
+	// Kube are client-go's kubeconfig flags for the backends' CA and the
+	// proxy's own credentials (see addKubeconfigFlags).
+	Kube *genericclioptions.ConfigFlags
 
 	TLSCertFile     string // serving certificate; empty: self-signed for loopback
 	TLSKeyFile      string
@@ -76,10 +76,14 @@ type proxyOptions struct {
 	MaxConnections          int
 	MaxUpstreamConns        int // per backend and connection pool
 	MaxObjectBytes          int64
+
+	// clock times the shutdown delay; tests end it when they choose.
+	clock clock.Clock
 }
 
-func newProxyCmd() *cobra.Command {
-	opts := proxyOptions{Listen: "127.0.0.1:6443", LogFormat: "text", LogLevel: "info"}
+// newProxyCmd is `mvpctl proxy`; clk times its shutdown delay.
+func newProxyCmd(clk clock.Clock) *cobra.Command {
+	opts := proxyOptions{Listen: "127.0.0.1:6443", LogFormat: "text", LogLevel: "info", clock: clk}
 	cmd := &cobra.Command{
 		Use:   "proxy --backend URL... [--kubeconfig FILE] [--rules RULES] [--rules-from-cluster]",
 		Short: "Serve several kube-apiservers of different versions as one cluster",
@@ -109,7 +113,7 @@ user and groups, which the proxy's own identity must be allowed.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runProxy(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
+			return runProxy(ctx, cmd.ErrOrStderr(), opts)
 		},
 	}
 	f := cmd.Flags()
@@ -121,13 +125,7 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.IntVar(&opts.UsageTableSize, "usage-table-size", proxy.DefaultUsageTableSize, "clients of old API versions (emulated, deprecated or removed) that /debug/clients remembers by user, user agent and resource, the least recently seen dropped first; 0: none")
 	f.StringSliceVar(&opts.OpenAPIFrom, "openapi-from", nil, "OpenAPI v3 document (file, or directory of *.json) of a version to emulate, e.g. from an older release: served in /openapi/v3 and /openapi/v2 for kubectl explain and validation, instead of the schema a CRD keeps for the version (repeatable)")
 	f.BoolVar(&opts.Discover, "discover-backends", false, "add the kube-apiservers listed in the default/kubernetes EndpointSlices (read through --kubeconfig), followed every 10s")
-	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "kubeconfig with the backends' CA and the proxy's credentials")
-	f.StringVar(&opts.Context, "context", "", "kubeconfig context; default: the current one")
-	f.StringVar(&opts.BackendCA, "backend-ca", "", "CA file that verifies the backends")
-	f.StringVar(&opts.ClientCert, "client-certificate", "", "the proxy's client certificate for the backends")
-	f.StringVar(&opts.ClientKey, "client-key", "", "the key of --client-certificate")
-	f.StringVar(&opts.Token, "token", "", "the proxy's bearer token for the backends")
-	f.BoolVar(&opts.Insecure, "insecure-skip-tls-verify", false, "do not verify the backends' certificates (tests only)")
+	opts.Kube = addKubeconfigFlags(f)
 	f.StringVar(&opts.TLSCertFile, "tls-cert-file", "", "serving certificate, read again when it changes; default: a self-signed one (loopback --listen only)")
 	f.StringVar(&opts.TLSKeyFile, "tls-private-key-file", "", "key of --tls-cert-file")
 	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "CA that verifies client certificates, read again when it changes; their user and groups are impersonated")
@@ -150,47 +148,128 @@ user and groups, which the proxy's own identity must be allowed.`,
 	return cmd
 }
 
+// addKubeconfigFlags registers client-go's kubeconfig flags that name the
+// backends' CA and the proxy's own credentials: --kubeconfig, --context,
+// --client-certificate, --client-key, --token, --insecure-skip-tls-verify,
+// and the certificate authority as --backend-ca. Their help says what they
+// are for here.
+func addKubeconfigFlags(f *pflag.FlagSet) *genericclioptions.ConfigFlags {
+	kube := &genericclioptions.ConfigFlags{
+		KubeConfig:  ptr.To(""),
+		Context:     ptr.To(""),
+		CertFile:    ptr.To(""),
+		KeyFile:     ptr.To(""),
+		BearerToken: ptr.To(""),
+		Insecure:    ptr.To(false),
+	}
+	kube.AddFlags(f)
+	kube.CAFile = ptr.To("")
+	f.StringVar(kube.CAFile, "backend-ca", "", "CA file that verifies the backends")
+	for name, usage := range map[string]string{
+		"kubeconfig":               "kubeconfig with the backends' CA and the proxy's credentials",
+		"context":                  "kubeconfig context; default: the current one",
+		"client-certificate":       "the proxy's client certificate for the backends",
+		"client-key":               "the key of --client-certificate",
+		"token":                    "the proxy's bearer token for the backends",
+		"insecure-skip-tls-verify": "do not verify the backends' certificates (tests only)",
+	} {
+		f.Lookup(name).Usage = usage
+	}
+	return kube
+}
+
 // startupReadyWait bounds how long a starting proxy holds connections
 // while no backend has answered its health probe yet.
 const startupReadyWait = 3 * time.Second
 
 // runProxy serves until stop ends (a signal), then drains for
 // --shutdown-delay-duration and shuts down.
-func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions) error {
-	log, err := newLogger(stderr, opts.LogFormat, opts.LogLevel)
+func runProxy(stop context.Context, stderr io.Writer, opts proxyOptions) error {
+	log, err := checkProxyOptions(stderr, opts)
 	if err != nil {
-		return err
-	}
-	if opts.ProgramTimeout <= 0 {
-		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
-	}
-	if err := checkLimits(opts); err != nil {
 		return err
 	}
 	// k8s.io/apiserver's certificate reloading and delegated
 	// authentication log through klog: into the proxy's log.
 	klog.SetSlogLogger(log)
-	identity, kubeAuth, restConfig, err := backendCredentials(opts)
+	id, err := backendCredentials(opts.Kube)
 	if err != nil {
 		return err
 	}
-	kubeServer := restConfig.Host
+	backends, err := findBackends(stop, opts, id)
+	if err != nil {
+		return err
+	}
+	registry := prometheus.NewRegistry()
+	p, err := newProxy(opts, backends.list, log, registry)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(stop))
+	defer cancel()
+	followCPULimit(ctx, log, 30*time.Second, func() (float64, bool) { return cgroupCPULimit("/") })
+	go drainOnStop(stop, ctx, cancel, p, opts, log)
+	if err := followRules(ctx, stderr, log, p, opts, id.config); err != nil {
+		return err
+	}
+	srv, err := newAPIServer(p, opts, log, registry, id.user)
+	if err != nil {
+		return err
+	}
+	p.Run(ctx)
+	backends.follow(ctx, p, opts, id.backend)
+	return serve(ctx, cancel, p, srv, opts, id.config, backends, log)
+}
+
+// checkProxyOptions checks what the flags say before anything starts and
+// returns the proxy's logger.
+func checkProxyOptions(stderr io.Writer, opts proxyOptions) (*slog.Logger, error) {
+	log, err := newLogger(stderr, opts.LogFormat, opts.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ProgramTimeout <= 0 {
+		return nil, usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
+	}
+	if err := checkLimits(opts); err != nil {
+		return nil, err
+	}
+	if opts.ClientCAFile != "" {
+		// Read here for a clear error; the listener reads it again when
+		// it changes.
+		if _, err := certutil.NewPool(opts.ClientCAFile); err != nil {
+			return nil, inputError(fmt.Errorf("--client-ca-file: %w", err))
+		}
+	}
+	return log, nil
+}
+
+// backendSet is where the proxy's backends come from.
+type backendSet struct {
+	list []proxy.Backend
+	// endpointSlices lists the control plane's servers; nil without
+	// --discover-backends.
+	endpointSlices discoveryclient.EndpointSlicesGetter
+}
+
+// findBackends are the --backend URLs and, with --discover-backends, the
+// servers the kubernetes EndpointSlices list; with neither, the
+// kubeconfig's server. Each has the proxy's identity.
+func findBackends(ctx context.Context, opts proxyOptions, id backendIdentity) (backendSet, error) {
+	var set backendSet
 	urls := opts.Backends
-	var endpointSlices discoveryclient.EndpointSlicesGetter
 	if opts.Discover {
-		if opts.Kubeconfig == "" {
-			return usageErrorf("--discover-backends reads the cluster through --kubeconfig")
+		if *opts.Kube.KubeConfig == "" {
+			return set, usageErrorf("--discover-backends reads the cluster through --kubeconfig")
 		}
-		client, err := discoveryclient.NewForConfig(restConfig)
+		client, err := discoveryclient.NewForConfig(id.config)
 		if err != nil {
-			return inputError(err)
+			return set, inputError(err)
 		}
-		endpointSlices = client
-		ctx, cancel := context.WithTimeout(stop, 30*time.Second)
-		found, err := proxy.EndpointSliceBackends(ctx, client)
-		cancel()
+		set.endpointSlices = client
+		found, err := discoverBackends(ctx, client)
 		if err != nil {
-			return failure(fmt.Errorf("--discover-backends: %w", err))
+			return set, err
 		}
 		for _, u := range found {
 			if !slices.Contains(urls, u) {
@@ -199,33 +278,58 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 		}
 	}
 	if len(urls) == 0 {
-		if kubeServer == "" {
-			return usageErrorf("no backends: give --backend URL or a --kubeconfig whose context names a server")
+		if id.config.Host == "" {
+			return set, usageErrorf("no backends: give --backend URL or a --kubeconfig whose context names a server")
 		}
-		urls = []string{kubeServer}
+		urls = []string{id.config.Host}
 	}
-	var backends []proxy.Backend
 	for _, raw := range urls {
 		u, err := url.Parse(raw)
 		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-			return usageErrorf("--backend %q: want https://HOST:PORT", raw)
+			return set, usageErrorf("--backend %q: want https://HOST:PORT", raw)
 		}
-		b := identity
+		b := id.backend
 		b.URL = u
-		backends = append(backends, b)
+		set.list = append(set.list, b)
 	}
+	return set, nil
+}
+
+// discoverBackends reads the servers the kubernetes EndpointSlices list
+// once, to start with.
+func discoverBackends(ctx context.Context, client discoveryclient.EndpointSlicesGetter) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	found, err := proxy.EndpointSliceBackends(ctx, client)
+	if err != nil {
+		return nil, failure(fmt.Errorf("--discover-backends: %w", err))
+	}
+	return found, nil
+}
+
+// follow keeps the backends on the servers the EndpointSlices list, plus
+// the --backend ones, until ctx ends; without --discover-backends the set
+// stays as it started.
+func (s backendSet) follow(ctx context.Context, p *proxy.Proxy, opts proxyOptions, identity proxy.Backend) {
+	if s.endpointSlices == nil {
+		return
+	}
+	var static []proxy.Backend
+	for _, b := range s.list {
+		if slices.Contains(opts.Backends, b.URL.String()) {
+			static = append(static, b)
+		}
+	}
+	go p.FollowEndpointSlices(ctx, s.endpointSlices, identity, static, 10*time.Second)
+}
+
+// newProxy builds the proxy of the options, without rules: followRules
+// gives them.
+func newProxy(opts proxyOptions, backends []proxy.Backend, log *slog.Logger, registry *prometheus.Registry) (*proxy.Proxy, error) {
 	openAPI, err := loadOpenAPIV3(opts.OpenAPIFrom)
 	if err != nil {
-		return inputError(fmt.Errorf("--openapi-from: %w", err))
+		return nil, inputError(fmt.Errorf("--openapi-from: %w", err))
 	}
-	if opts.ClientCAFile != "" {
-		// Read here for a clear error; the listener reads it again when
-		// it changes.
-		if _, err = proxy.LoadCertPool(opts.ClientCAFile); err != nil {
-			return inputError(fmt.Errorf("--client-ca-file: %w", err))
-		}
-	}
-	registry := prometheus.NewRegistry()
 	p, err := proxy.New(proxy.Options{
 		Backends:                   backends,
 		RefreshInterval:            opts.RefreshInterval,
@@ -242,30 +346,39 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 		UsageTableSize:             opts.UsageTableSize,
 	})
 	if err != nil {
-		return inputError(err)
+		return nil, inputError(err)
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(stop))
-	defer cancel()
-	followCPULimit(ctx, log, 30*time.Second, func() (float64, bool) { return cgroupCPULimit("/") })
-	go func() {
+	return p, nil
+}
+
+// proxyRules are the rules of a rules source's set, as the proxy takes them.
+func proxyRules(set *rulesource.Set) proxy.Rules {
+	return proxy.Rules{Routing: set.RoutingRules, Converter: set.Converter}
+}
+
+// drainOnStop waits for stop (a signal), then has the proxy fail /readyz
+// while it keeps serving for --shutdown-delay-duration, and then ends ctx
+// with cancel. It returns when ctx ends.
+func drainOnStop(stop, ctx context.Context, cancel context.CancelFunc, p *proxy.Proxy, opts proxyOptions, log *slog.Logger) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-stop.Done():
+	}
+	p.Drain()
+	if opts.ShutdownDelay > 0 {
+		log.Info("shutting down: /readyz fails, requests are still served", "delay", opts.ShutdownDelay.String())
 		select {
+		case <-opts.clock.After(opts.ShutdownDelay):
 		case <-ctx.Done():
-			return
-		case <-stop.Done():
 		}
-		p.Drain()
-		if opts.ShutdownDelay > 0 {
-			log.Info("shutting down: /readyz fails, requests are still served", "delay", opts.ShutdownDelay.String())
-			select {
-			case <-time.After(opts.ShutdownDelay):
-			case <-ctx.Done():
-			}
-		}
-		cancel()
-	}()
-	if err := followRules(ctx, stderr, log, p, opts, restConfig); err != nil {
-		return err
 	}
+	cancel()
+}
+
+// newAPIServer is the proxy's Kubernetes API listener; with
+// --write-kubeconfig it writes a kubeconfig for it once it listens.
+func newAPIServer(p *proxy.Proxy, opts proxyOptions, log *slog.Logger, registry *prometheus.Registry, user *clientcmdapi.AuthInfo) (*proxy.Server, error) {
 	srv, err := proxy.NewServer(p, proxy.ServeOptions{
 		Listen:            opts.Listen,
 		CertFile:          opts.TLSCertFile,
@@ -277,27 +390,23 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 		Registry:          registry,
 	})
 	if err != nil {
-		return inputError(err)
+		return nil, inputError(err)
 	}
 	if opts.WriteKubeconfig != "" {
-		if err := writeProxyKubeconfig(opts, srv, kubeAuth); err != nil {
-			return failure(fmt.Errorf("--write-kubeconfig: %w", err))
+		if err := writeProxyKubeconfig(opts, srv, user); err != nil {
+			return nil, failure(fmt.Errorf("--write-kubeconfig: %w", err))
 		}
 	}
-	p.Run(ctx)
-	if endpointSlices != nil {
-		var static []proxy.Backend
-		for _, b := range backends {
-			if slices.Contains(opts.Backends, b.URL.String()) {
-				static = append(static, b)
-			}
-		}
-		go p.FollowEndpointSlices(ctx, endpointSlices, identity, static, 10*time.Second)
-	}
+	return srv, nil
+}
+
+// serve runs the API listener and, with --metrics-listen, the metrics one
+// until ctx ends or one of them fails, and returns the first error.
+func serve(ctx context.Context, cancel context.CancelFunc, p *proxy.Proxy, srv *proxy.Server, opts proxyOptions, restConfig *rest.Config, backends backendSet, log *slog.Logger) error {
 	errc := make(chan error, 2)
 	servers := 1
 	if opts.MetricsListen != "" {
-		msrv, err := newMetricsServer(p, opts, restConfig, urls[0], log)
+		msrv, err := newMetricsServer(p, opts, restConfig, backends.list[0].URL.String(), log)
 		if err != nil {
 			return inputError(fmt.Errorf("--metrics-listen: %w", err))
 		}
@@ -312,7 +421,7 @@ func runProxy(stop context.Context, stdout, stderr io.Writer, opts proxyOptions)
 	readyCtx, readyCancel := context.WithTimeout(ctx, startupReadyWait)
 	_ = p.WaitReady(readyCtx)
 	readyCancel()
-	log.Info("serving the Kubernetes API", "address", srv.Addr().String(), "backends", len(backends))
+	log.Info("serving the Kubernetes API", "address", srv.Addr().String(), "backends", len(backends.list))
 	go func() { errc <- srv.Serve(ctx) }()
 	select {
 	case <-ctx.Done():
@@ -428,7 +537,7 @@ func followRules(ctx context.Context, stderr io.Writer, log *slog.Logger, p *pro
 	}
 	var subscribeErr error
 	src.Subscribe(func(set *rulesource.Set) {
-		err := p.SetRules(proxy.Rules{Routing: set.RoutingRules, Converter: set.Converter})
+		err := p.SetRules(proxyRules(set))
 		if err != nil {
 			// The source validates preferApiServerVersion as the proxy
 			// does, so this is not expected; keep the active rules.
@@ -459,69 +568,100 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, usageErrorf("--log-format %q: want text or json", format)
 }
 
-// backendCredentials builds the proxy's identity for the backends (TLS
-// configuration, token or token file) from the kubeconfig, then the flags
-// (which win). It also returns the kubeconfig's user, for
-// --write-kubeconfig, and the client configuration.
-func backendCredentials(opts proxyOptions) (proxy.Backend, *clientcmdapi.AuthInfo, *rest.Config, error) {
-	var none proxy.Backend
-	cfg := &rest.Config{}
-	var auth *clientcmdapi.AuthInfo
-	if opts.Kubeconfig != "" {
-		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: opts.Kubeconfig}
-		loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: opts.Context})
-		var err error
-		if cfg, err = loader.ClientConfig(); err != nil {
-			return none, nil, nil, inputError(fmt.Errorf("--kubeconfig: %w", err))
-		}
-		raw, err := loader.RawConfig()
-		if err != nil {
-			return none, nil, nil, inputError(fmt.Errorf("--kubeconfig: %w", err))
-		}
-		name := opts.Context
-		if name == "" {
-			name = raw.CurrentContext
-		}
-		if c := raw.Contexts[name]; c != nil {
-			auth = raw.AuthInfos[c.AuthInfo]
-		}
+// backendIdentity is what the proxy presents to its backends.
+type backendIdentity struct {
+	backend proxy.Backend // TLS configuration and token; no URL
+	// user is the kubeconfig's user, for --write-kubeconfig; nil without
+	// --kubeconfig.
+	user *clientcmdapi.AuthInfo
+	// config reads the cluster (EndpointSlices, rules, reviews); its Host is
+	// the kubeconfig's server, "" without --kubeconfig.
+	config *rest.Config
+}
+
+// backendCredentials builds the proxy's identity for the backends from the
+// kubeconfig and the flags, which win.
+func backendCredentials(kube *genericclioptions.ConfigFlags) (backendIdentity, error) {
+	var id backendIdentity
+	if (*kube.CertFile == "") != (*kube.KeyFile == "") {
+		return id, usageErrorf("--client-certificate and --client-key go together")
 	}
-	if opts.BackendCA != "" {
-		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = opts.BackendCA, nil
+	if *kube.Insecure && *kube.CAFile != "" {
+		return id, usageErrorf("--backend-ca and --insecure-skip-tls-verify exclude each other")
 	}
-	if (opts.ClientCert == "") != (opts.ClientKey == "") {
-		return none, nil, nil, usageErrorf("--client-certificate and --client-key go together")
-	}
-	if opts.ClientCert != "" {
-		cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile = opts.ClientCert, opts.ClientKey
-		cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = nil, nil
-	}
-	if opts.Token != "" {
-		cfg.BearerToken, cfg.BearerTokenFile = opts.Token, ""
-	}
-	if opts.Insecure {
-		cfg.TLSClientConfig.Insecure = true
-		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = "", nil
+	cfg, user, err := kubeRESTConfig(kube)
+	if err != nil {
+		return id, err
 	}
 	if cfg.ExecProvider != nil || cfg.AuthProvider != nil {
-		return none, nil, nil, usageErrorf("--kubeconfig: exec and auth-provider credentials are not supported for the proxy's identity; use a client certificate or token")
+		return id, usageErrorf("--kubeconfig: exec and auth-provider credentials are not supported for the proxy's identity; use a client certificate or token")
+	}
+	if *kube.BearerToken != "" {
+		// --token wins over the kubeconfig's token file, which the proxy
+		// would otherwise read again and use.
+		cfg.BearerTokenFile = ""
 	}
 	if cfg.BearerToken == "" && cfg.BearerTokenFile != "" {
 		// Read now for a clear error at start; the proxy reads it again
 		// every minute, as rotated ServiceAccount tokens need.
 		if _, err := os.ReadFile(cfg.BearerTokenFile); err != nil {
-			return none, nil, nil, inputError(err)
+			return id, inputError(err)
 		}
 	}
 	tlsConfig, err := rest.TLSConfigFor(cfg)
 	if err != nil {
-		return none, nil, nil, inputError(fmt.Errorf("backend TLS: %w", err))
+		return id, inputError(fmt.Errorf("backend TLS: %w", err))
 	}
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{}
 	}
 	tlsConfig.MinVersion = tls.VersionTLS12
-	return proxy.Backend{TLS: tlsConfig, BearerToken: cfg.BearerToken, BearerTokenFile: cfg.BearerTokenFile}, auth, cfg, nil
+	id.backend = proxy.Backend{TLS: tlsConfig, BearerToken: cfg.BearerToken, BearerTokenFile: cfg.BearerTokenFile}
+	id.user, id.config = user, cfg
+	return id, nil
+}
+
+// kubeRESTConfig is the client configuration of the kubeconfig flags, and
+// the user of the kubeconfig's context. Only a kubeconfig that --kubeconfig
+// names is read, never $KUBECONFIG, ~/.kube/config or a pod's service
+// account: the proxy's identity may impersonate anyone, so it is what its
+// command line says.
+func kubeRESTConfig(kube *genericclioptions.ConfigFlags) (*rest.Config, *clientcmdapi.AuthInfo, error) {
+	if *kube.KubeConfig == "" {
+		return &rest.Config{
+			BearerToken: *kube.BearerToken,
+			TLSClientConfig: rest.TLSClientConfig{
+				CAFile:   *kube.CAFile,
+				CertFile: *kube.CertFile,
+				KeyFile:  *kube.KeyFile,
+				Insecure: *kube.Insecure,
+			},
+		}, nil, nil
+	}
+	loader := kube.ToRawKubeConfigLoader()
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, nil, inputError(fmt.Errorf("--kubeconfig: %w", err))
+	}
+	name := *kube.Context
+	if name == "" {
+		name = raw.CurrentContext
+	}
+	c := raw.Contexts[name]
+	if c == nil {
+		return nil, nil, inputError(fmt.Errorf("--kubeconfig %s: context %q does not exist", *kube.KubeConfig, name))
+	}
+	// Without a server client-go would take localhost:8080 and, over
+	// plain HTTP, drop the user's credentials.
+	if cl := raw.Clusters[c.Cluster]; cl == nil || cl.Server == "" {
+		return nil, nil, inputError(fmt.Errorf("--kubeconfig %s: context %q names no cluster with a server", *kube.KubeConfig, name))
+	}
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, nil, inputError(fmt.Errorf("--kubeconfig: %w", err))
+	}
+	user := raw.AuthInfos[c.AuthInfo]
+	return cfg, user, nil
 }
 
 // writeProxyKubeconfig writes a kubeconfig whose cluster is the proxy (with

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
 )
 
 // configMapBackend is a TLS server that answers like a v1.36 kube-apiserver
@@ -91,6 +92,13 @@ func startProxyCmd(t *testing.T, args ...string) *proxyRun {
 // startProxyCmdWriting is startProxyCmd with the path of the kubeconfig.
 func startProxyCmdWriting(t *testing.T, kubeconfig string, args ...string) *proxyRun {
 	t.Helper()
+	return startProxyCmdWith(t, kubeconfig, clock.RealClock{}, args...)
+}
+
+// startProxyCmdWith is startProxyCmdWriting with the clock that times the
+// shutdown delay.
+func startProxyCmdWith(t *testing.T, kubeconfig string, clk clock.Clock, args ...string) *proxyRun {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +109,12 @@ func startProxyCmdWriting(t *testing.T, kubeconfig string, args ...string) *prox
 	ctx, cancel := context.WithCancel(context.Background())
 	run.cancel = cancel
 	root := newRootCmd("mvpctl", "mvpctl")
+	if cmd, _, err := root.Find([]string{"proxy"}); err != nil {
+		t.Fatal(err)
+	} else {
+		root.RemoveCommand(cmd)
+		root.AddCommand(newProxyCmd(clk))
+	}
 	root.SetArgs(append([]string{"proxy", "--listen", addr, "--write-kubeconfig", run.kubeconfig}, args...))
 	root.SetOut(io.Discard)
 	root.SetErr(run.stderr)

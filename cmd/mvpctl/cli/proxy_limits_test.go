@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -19,6 +20,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Limits that would mean "none" are refused in one line before anything
@@ -156,14 +159,14 @@ func TestProxyCmd_ReloadsTheClientCA(t *testing.T) {
 		t.Fatalf("a certificate of a CA not yet trusted got an answer: %d", code)
 	}
 	writeWhole(t, caFile, newCA.caPEM())
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		code, err := get()
-		if err == nil && code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the new client CA was not taken: %d, %v; stderr: %s", code, err, run.stderr)
-		}
+	var code int
+	err = wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		var err error
+		code, err = get()
+		return err == nil && code == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("the new client CA was not taken: %d, %v; stderr: %s", code, err, run.stderr)
 	}
 	if got := impersonated.Load(); got != "alice" {
 		t.Errorf("the backend saw Impersonate-User %v, want alice", got)

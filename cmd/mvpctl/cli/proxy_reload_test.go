@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // TestProxyCmd_ReloadsRulesFile edits the --rules file of a running proxy:
@@ -70,7 +73,10 @@ spec:
 	stderr := run.stderr
 	// versions reads the group's versions through the proxy.
 	versions := func() string {
-		req, _ := http.NewRequest(http.MethodGet, host+"/apis/myapps.example.com", nil)
+		req, err := http.NewRequest(http.MethodGet, host+"/apis/myapps.example.com", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			return err.Error()
@@ -82,10 +88,12 @@ spec:
 	waitFor := func(what string, ok func(string) bool) {
 		t.Helper()
 		var last string
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if last = versions(); ok(last) {
-				return
-			}
+		err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			last = versions()
+			return ok(last), nil
+		})
+		if err == nil {
+			return
 		}
 		t.Fatalf("%s: /apis/myapps.example.com through the proxy is %s\nstderr: %s", what, last, stderr.String())
 	}

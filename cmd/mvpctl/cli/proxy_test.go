@@ -12,18 +12,21 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func TestProxyCmd_UsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	badRules := filepath.Join(dir, "rules.yaml")
-	os.WriteFile(badRules, []byte(`apiVersion: mvp.k8s.io/v1
+	if err := os.WriteFile(badRules, []byte(`apiVersion: mvp.k8s.io/v1
 kind: TransformationRules
 metadata: {name: r}
 spec:
   apiRoutingRules:
   - {apiGroup: apps, resource: deployments, preferApiServerVersion: newest}
-`), 0o644)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -56,7 +59,9 @@ spec:
 // TestProxyCmd_ServesThroughWrittenKubeconfig runs the command against a
 // TLS backend that answers like a kube-apiserver and uses the kubeconfig it
 // writes: the proxy's self-signed CA must verify, and the backend must see
-// the client's bearer token.
+// the client's bearer token. Asked to stop, the proxy fails /readyz but
+// keeps serving until --shutdown-delay-duration has passed on its clock,
+// which the test moves only after it has checked both.
 func TestProxyCmd_ServesThroughWrittenKubeconfig(t *testing.T) {
 	seen := make(chan string, 10)
 	backend := configMapBackend(t, func(r *http.Request) {
@@ -64,10 +69,16 @@ func TestProxyCmd_ServesThroughWrittenKubeconfig(t *testing.T) {
 			seen <- r.Header.Get("Authorization")
 		}
 	})
-	run := startProxyCmd(t, "--kubeconfig", backendKubeconfig(t, backend, "client-token"), "--health-interval", "50ms", "--shutdown-delay-duration", "3s")
+	const delay = time.Hour
+	clk := clocktesting.NewFakeClock(time.Now())
+	kubeconfig := filepath.Join(t.TempDir(), "proxy.kubeconfig")
+	run := startProxyCmdWith(t, kubeconfig, clk, "--kubeconfig", backendKubeconfig(t, backend, "client-token"), "--health-interval", "50ms", "--shutdown-delay-duration", delay.String())
 	host, tr, token := run.client(t)
 	get := func(path string) (int, string, error) {
-		req, _ := http.NewRequest(http.MethodGet, host+path, nil)
+		req, err := http.NewRequest(http.MethodGet, host+path, nil)
+		if err != nil {
+			return 0, "", err
+		}
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -76,47 +87,53 @@ func TestProxyCmd_ServesThroughWrittenKubeconfig(t *testing.T) {
 			return 0, "", err
 		}
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), nil
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), err
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		code, body, err := get("/api/v1/namespaces/default/configmaps/x")
-		if err == nil && code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no answer through the proxy: %d %s %v; stderr: %s", code, body, err, run.stderr)
-		}
+	const cm = "/api/v1/namespaces/default/configmaps/x"
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		code, _, err := get(cm)
+		return err == nil && code == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("no answer through the proxy: %v; stderr: %s", err, run.stderr)
 	}
 	if tok := <-seen; tok != "Bearer client-token" {
 		t.Errorf("backend saw Authorization %q, want the client's token passed through", tok)
 	}
 
-	// Asked to stop, the proxy fails /readyz but keeps serving for
-	// --shutdown-delay-duration.
 	run.cancel()
-	for deadline := time.Now().Add(2500 * time.Millisecond); ; time.Sleep(10 * time.Millisecond) {
+	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		code, body, err := get("/readyz?verbose")
 		if err != nil {
-			t.Fatalf("/readyz while draining: %v", err)
+			return false, err
 		}
-		if code == http.StatusInternalServerError && strings.Contains(body, "[-]shutdown failed") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz after the stop signal: %d %q", code, body)
-		}
+		return code == http.StatusInternalServerError && strings.Contains(body, "[-]shutdown failed"), nil
+	})
+	if err != nil {
+		t.Fatalf("/readyz after the stop signal: %v; stderr: %s", err, run.stderr)
 	}
-	if code, body, err := get("/api/v1/namespaces/default/configmaps/x"); err != nil || code != http.StatusOK {
+	if code, body, err := get(cm); err != nil || code != http.StatusOK {
 		t.Errorf("a request while draining: %d %s %v", code, body, err)
 	}
+	// The delay is a timer on the clock from the moment /readyz fails;
+	// once it passes, the proxy stops (the test's cleanup waits for it).
+	err = wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return clk.HasWaiters(), nil
+	})
+	if err != nil {
+		t.Fatalf("no shutdown delay timer: %v", err)
+	}
+	clk.Step(delay)
 }
 
 func TestLoadOpenAPIV3(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, doc string) string {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(doc), 0o644)
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return p
 	}
 	a := write("a.json", `{"openapi":"3.0.0","paths":{"/apis/policy/v1beta1/poddisruptionbudgets":{}}}`)

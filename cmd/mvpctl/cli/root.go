@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/utils/clock"
 )
 
 // Run executes mvpctl with args (args[0] is the program name) and returns the
@@ -100,7 +101,7 @@ func newRootCmd(name, display string) *cobra.Command {
 		newConvertCmd(),
 		newCompileCmd(),
 		newTestCmd(),
-		newProxyCmd(),
+		newProxyCmd(clock.RealClock{}),
 		newDiffCmd(),
 		newGenerateRulesCmd(),
 		newLintCmd(),

@@ -19,8 +19,9 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"time"
+
+	certutil "k8s.io/client-go/util/cert"
 )
 
 func main() {
@@ -33,12 +34,10 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ca, err := os.ReadFile(*caFile)
+	pool, err := certutil.NewPool(*caFile)
 	if err != nil {
 		log.Fatal(err)
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool}
 	if *tuned {
