@@ -177,7 +177,7 @@ func TestConvert_BadConversionDataIsAnError(t *testing.T) {
 func TestConvert_UsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"convert", "-f", seedCR, "--rules", seedRules},
-		{"convert", "-f", seedCR, "--output-version", "v1"},
+		{"convert", "-f", seedCR, "--builtin=false", "--output-version", "v1"},
 		{"convert", "--rules", seedRules, "--output-version", "v1"},
 		{"convert", "-f", seedCR, "--rules", seedRules, "--output-version", "v1", "-o", "xml"},
 		{"convert", "-f", "does-not-exist.yaml", "--rules", seedRules, "--output-version", "v1"},

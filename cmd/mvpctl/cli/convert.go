@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -15,11 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/rules/builtin"
 )
 
 type convertOptions struct {
 	Files            []string      // manifests: files, directories or - for stdin
 	Rules            []string      // rules files or directories
+	Builtin          bool          // use the built-in rules (rules/builtin), which Rules override
 	OutputVersion    string        // group/version to convert to
 	Output           string        // yaml, json, name or a template (jsonpath=...)
 	ContinueOnError  bool          // write every object even if some failed
@@ -32,10 +36,15 @@ type convertOptions struct {
 func newConvertCmd() *cobra.Command {
 	var opts convertOptions
 	cmd := &cobra.Command{
-		Use:   "convert -f FILE --rules RULES --output-version GROUP/VERSION",
+		Use:   "convert -f FILE --output-version GROUP/VERSION [--rules RULES]",
 		Short: "Convert manifests between API versions with TransformationRules",
 		Long: `Convert manifests between API versions with TransformationRules, like
 kubectl convert, for built-in kinds and custom resources alike.
+
+mvpctl's built-in rules (Kubernetes' own version changes, listed by
+'mvpctl rules builtin') are used unless --builtin=false. --rules adds
+rules files; a rule there replaces the built-in rule for the same resource
+between the same two versions.
 
 Input is YAML (several documents separated by ---) or JSON, including List
 kinds. Objects of the --output-version's group (or of a group the rules
@@ -47,7 +56,7 @@ unchanged with a warning.
 Output is written only when every object converted; --continue-on-error
 writes every object, converted or unchanged, and names each failure on
 standard error. Either way the exit status is 1 when an object failed.`,
-		Example: `  mvpctl convert -f ingress.yaml --rules rules/ --output-version networking.k8s.io/v1
+		Example: `  mvpctl convert -f ingress.yaml --output-version networking.k8s.io/v1
   kubectl get ingress -o yaml | mvpctl convert -f - --rules rules.yaml --output-version networking.k8s.io/v1beta1
   mvpctl convert -f manifests/ --rules rules/ --output-version apps/v1 -o name`,
 		Args: cobra.NoArgs,
@@ -57,7 +66,8 @@ standard error. Either way the exit status is 1 when an object failed.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVarP(&opts.Files, "filename", "f", nil, "manifest file, directory or - for standard input (repeatable)")
-	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable)")
+	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable), added to the built-in rules; a rule here replaces the built-in one for the same resource and versions")
+	f.BoolVar(&opts.Builtin, "builtin", true, "use mvpctl's built-in rules for Kubernetes' own API versions (see 'mvpctl rules builtin'); --builtin=false uses only --rules")
 	f.StringVar(&opts.OutputVersion, "output-version", "", "group/version to convert to, e.g. networking.k8s.io/v1 or v1")
 	f.StringVarP(&opts.Output, "output", "o", "yaml", "output format: "+outputFormatsHelp)
 	f.BoolVar(&opts.ContinueOnError, "continue-on-error", false, "write every object, converted or unchanged, even when some failed (the exit status stays 1)")
@@ -69,7 +79,7 @@ standard error. Either way the exit status is 1 when an object failed.`,
 	registerCompletion(cmd, "output", completeWords(objectOutputFormats()...))
 	registerCompletion(cmd, "engine", completeWords("native", "jq"))
 	registerCompletion(cmd, "output-version", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return ruleVersions(opts.Rules), cobra.ShellCompDirectiveNoFileComp
+		return ruleVersions(opts.Rules, opts.Builtin), cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
 }
@@ -78,8 +88,11 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if len(opts.Files) == 0 {
 		return usageErrorf("no input: give -f FILE, a directory or - for standard input")
 	}
-	if len(opts.Rules) == 0 {
-		return usageErrorf("no rules: give --rules FILE or a directory")
+	if len(opts.Rules) == 0 && !opts.Builtin {
+		return usageErrorf("--builtin=false leaves no rules: give --rules FILE or a directory")
+	}
+	if slices.Contains(opts.Files, "-") && slices.Contains(opts.Rules, "-") {
+		return usageErrorf("-f - and --rules - both read standard input: give one of them as a file")
 	}
 	if opts.OutputVersion == "" {
 		return usageErrorf("--output-version is required, e.g. --output-version networking.k8s.io/v1")
@@ -99,7 +112,7 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if opts.ProgramTimeout <= 0 {
 		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
 	}
-	conv, err := engine.Load(engine.Options{Executor: exec, Strict: true, KeepGoing: true, ProgramTimeout: opts.ProgramTimeout}, opts.Rules...)
+	conv, err := loadConverter(stdin, opts, engine.Options{Executor: exec, Strict: true, KeepGoing: true, ProgramTimeout: opts.ProgramTimeout})
 	if err != nil {
 		return rulesError(stderr, err)
 	}
@@ -176,6 +189,33 @@ func (r *convertReport) report(source string, err error) bool {
 	}
 	fmt.Fprintf(r.stderr, "error: %s: %v\n", source, err)
 	return true
+}
+
+// loadConverter compiles the rules files of --rules together with the
+// built-in rules (unless --builtin=false), the files' rules replacing the
+// built-in ones for the same resource and versions.
+func loadConverter(stdin io.Reader, opts convertOptions, eo engine.Options) (*engine.Converter, error) {
+	var rs *rules.RuleSet
+	if len(opts.Rules) > 0 {
+		sources, err := rules.ReadSources(stdin, opts.Rules...)
+		if err != nil {
+			return nil, err
+		}
+		if rs, err = rules.ParseAll(sources...); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Builtin {
+		var err error
+		if rs, err = builtin.With(rs); err != nil {
+			return nil, err
+		}
+	}
+	compiled, err := rules.Compile(rs, rules.CompileOptions{Lazy: eo.Executor != engine.JQ})
+	if err != nil {
+		return nil, err
+	}
+	return engine.NewConverter(compiled, eo), nil
 }
 
 func parseEngine(s string) (engine.Executor, error) {
