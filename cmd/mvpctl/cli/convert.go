@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"reflect"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -116,31 +114,38 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if err != nil {
 		return rulesError(stderr, err)
 	}
-	docs, err := readManifests(stdin, opts.Files)
+	inputs, err := readInputs(stdin, opts.Files)
 	if err != nil {
 		return inputError(err)
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r := convertReport{stderr: stderr, opts: opts}
-	out := make([]map[string]any, 0, len(docs))
-	for _, d := range docs {
-		out = append(out, r.convert(ctx, conv, d, to))
+	r := convertReport{stderr: stderr, opts: opts, conv: conv}
+	for _, in := range inputs {
+		for _, d := range in.docs {
+			r.convertDoc(ctx, in, d, to)
+		}
 	}
-	if r.failedDocs > 0 && !opts.ContinueOnError {
-		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; nothing written\n", r.failedDocs, len(docs))
+	total := objectCount(inputs)
+	if r.failed > 0 && !opts.ContinueOnError {
+		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; nothing written\n", r.failed, total)
 		return &silentError{code: exitFailure}
 	}
 	var buf bytes.Buffer
-	if err := printer(&buf, out); err != nil {
+	if opts.Output == "yaml" {
+		err = writeDocsYAML(&buf, inputs)
+	} else {
+		err = printer(&buf, outObjects(inputs))
+	}
+	if err != nil {
 		return failure(err)
 	}
 	if _, err := stdout.Write(buf.Bytes()); err != nil {
 		return failure(err)
 	}
-	if r.failedDocs > 0 {
-		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; written unchanged\n", r.failedDocs, len(docs))
+	if r.failed > 0 {
+		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; written unchanged\n", r.failed, total)
 		return &silentError{code: exitFailure}
 	}
 	return nil
@@ -149,32 +154,47 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 // convertReport converts documents and reports, one line each, the objects
 // that did not convert.
 type convertReport struct {
-	stderr     io.Writer
-	opts       convertOptions
-	failedDocs int
+	stderr io.Writer
+	opts   convertOptions
+	conv   *engine.Converter
+	// failed counts the objects that failed (a List with a failed item is
+	// one).
+	failed int
 }
 
-// convert returns the document converted, or with what failed unchanged
-// (the converter leaves what it fails on as it was).
-func (r *convertReport) convert(ctx context.Context, conv *engine.Converter, d engine.Document, to schema.GroupVersion) map[string]any {
-	obj, err := conv.Convert(ctx, d.Object, to)
+// convertDoc converts the objects of a document into d.out, leaving those
+// that need no change or fail as they were, and says in d.changed whether
+// any changed.
+func (r *convertReport) convertDoc(ctx context.Context, in *convertInput, d *convertDoc, to schema.GroupVersion) {
+	d.out = make([]map[string]any, len(d.objs))
+	for i, obj := range d.objs {
+		orig := rules.DeepCopyJSON(obj).(map[string]any) // the converter changes a List's items in place
+		d.out[i] = r.convert(ctx, d.source(in), orig, obj, to)
+		d.changed = d.changed || !reflect.DeepEqual(d.out[i], orig)
+	}
+}
+
+// convert returns an object converted, or with what failed as it was (the
+// converter leaves what it fails on unchanged); orig is obj before.
+func (r *convertReport) convert(ctx context.Context, source string, orig, obj map[string]any, to schema.GroupVersion) map[string]any {
+	out, err := r.conv.Convert(ctx, obj, to)
 	if err == nil {
-		return obj
+		return out
 	}
 	failed := false
 	var items *engine.ItemsError
 	if errors.As(err, &items) {
 		for _, it := range items.Items {
-			failed = r.report(fmt.Sprintf("%s: items[%d]", d.Source, it.Index), it.Err) || failed
+			failed = r.report(fmt.Sprintf("%s: items[%d]", source, it.Index), it.Err) || failed
 		}
 	} else {
-		failed = r.report(d.Source, err)
-		obj = d.Object
+		failed = r.report(source, err)
+		out = orig
 	}
 	if failed {
-		r.failedDocs++
+		r.failed++
 	}
-	return obj
+	return out
 }
 
 // report prints one object's error, or a warning for an unconverted object
@@ -226,48 +246,4 @@ func parseEngine(s string) (engine.Executor, error) {
 		return engine.JQ, nil
 	}
 	return 0, usageErrorf("--engine %q: want native or jq", s)
-}
-
-// readManifests reads every document of the given files, directories (their
-// *.yaml, *.yml and *.json files, sorted) and standard input.
-func readManifests(stdin io.Reader, inputs []string) ([]engine.Document, error) {
-	var docs []engine.Document
-	read := func(name string, r io.Reader) error {
-		d, err := engine.ReadDocuments(name, r)
-		docs = append(docs, d...)
-		return err
-	}
-	for _, in := range inputs {
-		if in == "-" {
-			if err := read("<stdin>", stdin); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		info, err := os.Stat(in)
-		if err != nil {
-			return nil, err
-		}
-		files := []string{in}
-		if info.IsDir() {
-			files = nil
-			for _, pat := range []string{"*.yaml", "*.yml", "*.json"} {
-				m, _ := filepath.Glob(filepath.Join(in, pat))
-				files = append(files, m...)
-			}
-			sort.Strings(files)
-		}
-		for _, f := range files {
-			fh, err := os.Open(f)
-			if err != nil {
-				return nil, err
-			}
-			err = read(f, fh)
-			fh.Close()
-			if err != nil {
-				return nil, err
-			}
-		}
-	}
-	return docs, nil
 }
