@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/rules"
@@ -19,25 +18,31 @@ import (
 )
 
 type convertOptions struct {
-	Files            []string      // manifests: files, directories or - for stdin
-	Rules            []string      // rules files or directories
-	Builtin          bool          // use the built-in rules (rules/builtin), which Rules override
-	OutputVersion    string        // group/version to convert to
-	Output           string        // yaml, json, name or a template (jsonpath=...)
-	ContinueOnError  bool          // write every object even if some failed
-	AllowUnconverted bool          // objects no rule converts are a warning, not a failure
-	Quiet            bool          // no per-object warnings
-	Engine           string        // native or jq
-	ProgramTimeout   time.Duration // longest run of one rule's program on one object
+	Files         []string // manifests: files, directories or - for stdin
+	Rules         []string // rules files or directories
+	Builtin       bool     // use the built-in rules (rules/builtin), which Rules override
+	OutputVersion string   // group/version to convert to
+	// KubernetesVersion is the release to convert for (vMAJOR.MINOR):
+	// objects on versions it removes go to their replacements. Empty: use
+	// OutputVersion.
+	KubernetesVersion string
+	IncludeDeprecated bool          // with KubernetesVersion, also convert versions it deprecates
+	Output            string        // yaml, json, name or a template (jsonpath=...)
+	ContinueOnError   bool          // write every object even if some failed
+	AllowUnconverted  bool          // objects no rule converts are a warning, not a failure
+	Quiet             bool          // no per-object warnings
+	Engine            string        // native or jq
+	ProgramTimeout    time.Duration // longest run of one rule's program on one object
 }
 
 func newConvertCmd() *cobra.Command {
 	var opts convertOptions
 	cmd := &cobra.Command{
-		Use:   "convert -f FILE --output-version GROUP/VERSION [--rules RULES]",
+		Use:   "convert -f FILE (--output-version GROUP/VERSION | --kubernetes-version vX.Y) [--rules RULES]",
 		Short: "Convert manifests between API versions with TransformationRules",
 		Long: `Convert manifests between API versions with TransformationRules, like
-kubectl convert, for built-in kinds and custom resources alike.
+kubectl convert, for built-in kinds and custom resources alike, or upgrade
+them for a Kubernetes release in one step.
 
 mvpctl's built-in rules (Kubernetes' own version changes, listed by
 'mvpctl rules builtin') are used unless --builtin=false. --rules adds
@@ -45,16 +50,22 @@ rules files; a rule there replaces the built-in rule for the same resource
 between the same two versions.
 
 Input is YAML (several documents separated by ---) or JSON, including List
-kinds. Objects of the --output-version's group (or of a group the rules
-connect to it, such as extensions to networking.k8s.io) are converted;
-objects of other groups are written untouched. An object of that group that
-no rule converts is a failure, unless --allow-unconverted writes it
-unchanged with a warning.
+kinds. With --output-version, objects of its group (or of a group the rules
+connect to it, such as extensions to networking.k8s.io) are converted to
+it. With --kubernetes-version, every object on an API version that release
+no longer serves (--include-deprecated: or deprecates) is converted to the
+version Kubernetes names as its replacement, as 'mvpctl scan' reports them.
+Other objects are written untouched: a YAML document that needs no change
+comes out byte for byte as it went in, comments included. An object that
+has to change but that no rule converts (or whose removed version has no
+replacement, such as PodSecurityPolicy) is a failure, unless
+--allow-unconverted writes it unchanged with a warning.
 
 Output is written only when every object converted; --continue-on-error
 writes every object, converted or unchanged, and names each failure on
 standard error. Either way the exit status is 1 when an object failed.`,
-		Example: `  mvpctl convert -f ingress.yaml --output-version networking.k8s.io/v1
+		Example: `  mvpctl convert -f manifests/ --kubernetes-version v1.36
+  mvpctl convert -f ingress.yaml --output-version networking.k8s.io/v1
   kubectl get ingress -o yaml | mvpctl convert -f - --rules rules.yaml --output-version networking.k8s.io/v1beta1
   mvpctl convert -f manifests/ --rules rules/ --output-version apps/v1 -o name`,
 		Args: cobra.NoArgs,
@@ -67,9 +78,11 @@ standard error. Either way the exit status is 1 when an object failed.`,
 	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable), added to the built-in rules; a rule here replaces the built-in one for the same resource and versions")
 	f.BoolVar(&opts.Builtin, "builtin", true, "use mvpctl's built-in rules for Kubernetes' own API versions (see 'mvpctl rules builtin'); --builtin=false uses only --rules")
 	f.StringVar(&opts.OutputVersion, "output-version", "", "group/version to convert to, e.g. networking.k8s.io/v1 or v1")
+	f.StringVar(&opts.KubernetesVersion, "kubernetes-version", "", fmt.Sprintf("convert every object on an API version this Kubernetes release (vMAJOR.MINOR, up to %s) no longer serves to its replacement, instead of --output-version", builtin.Newest))
+	f.BoolVar(&opts.IncludeDeprecated, "include-deprecated", false, "with --kubernetes-version, also convert objects on versions that release deprecates")
 	f.StringVarP(&opts.Output, "output", "o", "yaml", "output format: "+outputFormatsHelp)
 	f.BoolVar(&opts.ContinueOnError, "continue-on-error", false, "write every object, converted or unchanged, even when some failed (the exit status stays 1)")
-	f.BoolVar(&opts.AllowUnconverted, "allow-unconverted", false, "write objects of the target group that no rule converts unchanged, with a warning, instead of failing")
+	f.BoolVar(&opts.AllowUnconverted, "allow-unconverted", false, "write objects that have to change but that no rule converts (or that have no replacement) unchanged, with a warning, instead of failing")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no per-object warnings")
 	f.StringVar(&opts.Engine, "engine", "native", "executor: native (fast) or jq (the generated jq programs)")
 	f.DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object (a rule that loops fails)")
@@ -92,12 +105,9 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if slices.Contains(opts.Files, "-") && slices.Contains(opts.Rules, "-") {
 		return usageErrorf("-f - and --rules - both read standard input: give one of them as a file")
 	}
-	if opts.OutputVersion == "" {
-		return usageErrorf("--output-version is required, e.g. --output-version networking.k8s.io/v1")
-	}
-	to, err := schema.ParseGroupVersion(opts.OutputVersion)
-	if err != nil || to.Version == "" {
-		return usageErrorf("--output-version %q: want GROUP/VERSION or VERSION for the core group", opts.OutputVersion)
+	plan, err := newConvertPlan(opts)
+	if err != nil {
+		return err
 	}
 	printer, err := newObjectPrinter(opts.Output)
 	if err != nil {
@@ -121,10 +131,10 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r := convertReport{stderr: stderr, opts: opts, conv: conv}
+	r := convertReport{stderr: stderr, opts: opts, conv: conv, plan: plan}
 	for _, in := range inputs {
 		for _, d := range in.docs {
-			r.convertDoc(ctx, in, d, to)
+			r.convertDoc(ctx, in, d)
 		}
 	}
 	total := objectCount(inputs)
@@ -157,6 +167,7 @@ type convertReport struct {
 	stderr io.Writer
 	opts   convertOptions
 	conv   *engine.Converter
+	plan   convertPlan
 	// failed counts the objects that failed (a List with a failed item is
 	// one).
 	failed int
@@ -165,19 +176,19 @@ type convertReport struct {
 // convertDoc converts the objects of a document into d.out, leaving those
 // that need no change or fail as they were, and says in d.changed whether
 // any changed.
-func (r *convertReport) convertDoc(ctx context.Context, in *convertInput, d *convertDoc, to schema.GroupVersion) {
+func (r *convertReport) convertDoc(ctx context.Context, in *convertInput, d *convertDoc) {
 	d.out = make([]map[string]any, len(d.objs))
 	for i, obj := range d.objs {
 		orig := rules.DeepCopyJSON(obj).(map[string]any) // the converter changes a List's items in place
-		d.out[i] = r.convert(ctx, d.source(in), orig, obj, to)
+		d.out[i] = r.convert(ctx, d.source(in), orig, obj)
 		d.changed = d.changed || !reflect.DeepEqual(d.out[i], orig)
 	}
 }
 
 // convert returns an object converted, or with what failed as it was (the
 // converter leaves what it fails on unchanged); orig is obj before.
-func (r *convertReport) convert(ctx context.Context, source string, orig, obj map[string]any, to schema.GroupVersion) map[string]any {
-	out, err := r.conv.Convert(ctx, obj, to)
+func (r *convertReport) convert(ctx context.Context, source string, orig, obj map[string]any) map[string]any {
+	out, err := r.plan.convert(ctx, r.conv, obj)
 	if err == nil {
 		return out
 	}
@@ -201,7 +212,8 @@ func (r *convertReport) convert(ctx context.Context, source string, orig, obj ma
 // that --allow-unconverted allows; it says whether the object failed.
 func (r *convertReport) report(source string, err error) bool {
 	var unconverted *engine.UnconvertedError
-	if r.opts.AllowUnconverted && errors.As(err, &unconverted) {
+	var noReplacement *noReplacementError
+	if r.opts.AllowUnconverted && (errors.As(err, &unconverted) || errors.As(err, &noReplacement)) {
 		if !r.opts.Quiet {
 			fmt.Fprintf(r.stderr, "warning: %s: %v; left unchanged\n", source, err)
 		}
