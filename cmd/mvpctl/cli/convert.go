@@ -33,6 +33,8 @@ type convertOptions struct {
 	Quiet             bool          // no per-object warnings
 	Engine            string        // native or jq
 	ProgramTimeout    time.Duration // longest run of one rule's program on one object
+	InPlace           bool          // rewrite the input files instead of writing to standard output
+	outputSet         bool          // -o was given
 }
 
 func newConvertCmd() *cobra.Command {
@@ -63,13 +65,26 @@ replacement, such as PodSecurityPolicy) is a failure, unless
 
 Output is written only when every object converted; --continue-on-error
 writes every object, converted or unchanged, and names each failure on
-standard error. Either way the exit status is 1 when an object failed.`,
+standard error. Either way the exit status is 1 when an object failed.
+
+--in-place rewrites each file that has a converted document instead of
+writing to standard output: the file's other documents stay byte for byte
+and in order, files without a converted document are not touched, and each
+file is replaced at once (a temporary file in its directory, with its mode,
+renamed over it; all are written before any is replaced), so no file is
+ever half-written. A converted document keeps the comments above it; it
+loses the comments inside it, its key order (keys come out sorted), quoting
+and flow or block style, anchors and aliases (written out in full) and blank
+lines, as any YAML that is decoded and encoded again; a JSON document is
+written with 4-space indentation.`,
 		Example: `  mvpctl convert -f manifests/ --kubernetes-version v1.36
   mvpctl convert -f ingress.yaml --output-version networking.k8s.io/v1
   kubectl get ingress -o yaml | mvpctl convert -f - --rules rules.yaml --output-version networking.k8s.io/v1beta1
-  mvpctl convert -f manifests/ --rules rules/ --output-version apps/v1 -o name`,
+  mvpctl convert -f manifests/ --rules rules/ --output-version apps/v1 -o name
+  mvpctl convert -R -f chart/templates --kubernetes-version v1.36 --in-place`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.outputSet = cmd.Flags().Changed("output")
 			return runConvert(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
 		},
 	}
@@ -86,6 +101,7 @@ standard error. Either way the exit status is 1 when an object failed.`,
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no per-object warnings")
 	f.StringVar(&opts.Engine, "engine", "native", "executor: native (fast) or jq (the generated jq programs)")
 	f.DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object (a rule that loops fails)")
+	f.BoolVar(&opts.InPlace, "in-place", false, "rewrite the files that have converted documents, keeping their other documents byte for byte, instead of writing to standard output")
 	markFilenameFlags(cmd, "filename", "rules")
 	registerCompletion(cmd, "output", completeWords(objectOutputFormats()...))
 	registerCompletion(cmd, "engine", completeWords("native", "jq"))
@@ -96,14 +112,8 @@ standard error. Either way the exit status is 1 when an object failed.`,
 }
 
 func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts convertOptions) error {
-	if len(opts.Files) == 0 {
-		return usageErrorf("no input: give -f FILE, a directory or - for standard input")
-	}
-	if len(opts.Rules) == 0 && !opts.Builtin {
-		return usageErrorf("--builtin=false leaves no rules: give --rules FILE or a directory")
-	}
-	if slices.Contains(opts.Files, "-") && slices.Contains(opts.Rules, "-") {
-		return usageErrorf("-f - and --rules - both read standard input: give one of them as a file")
+	if err := checkConvertInputs(opts); err != nil {
+		return err
 	}
 	plan, err := newConvertPlan(opts)
 	if err != nil {
@@ -117,14 +127,11 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	if opts.ProgramTimeout <= 0 {
-		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
-	}
 	conv, err := loadConverter(stdin, opts, engine.Options{Executor: exec, Strict: true, KeepGoing: true, ProgramTimeout: opts.ProgramTimeout})
 	if err != nil {
 		return rulesError(stderr, err)
 	}
-	inputs, err := readInputs(stdin, opts.Files)
+	inputs, err := readInputs(stdin, opts.Files, opts.InPlace)
 	if err != nil {
 		return inputError(err)
 	}
@@ -142,23 +149,61 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; nothing written\n", r.failed, total)
 		return &silentError{code: exitFailure}
 	}
+	if opts.InPlace {
+		err = rewriteInputs(stdout, inputs)
+	} else {
+		err = writeOutput(stdout, inputs, opts.Output, printer)
+	}
+	if err != nil {
+		return failure(err)
+	}
+	if r.failed > 0 {
+		where := "written unchanged"
+		if opts.InPlace {
+			where = "left unchanged in the files"
+		}
+		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; %s\n", r.failed, total, where)
+		return &silentError{code: exitFailure}
+	}
+	return nil
+}
+
+// checkConvertInputs checks the flags that say what to read and where to
+// write.
+func checkConvertInputs(opts convertOptions) error {
+	stdinFile := slices.Contains(opts.Files, "-")
+	switch {
+	case len(opts.Files) == 0:
+		return usageErrorf("no input: give -f FILE, a directory or - for standard input")
+	case len(opts.Rules) == 0 && !opts.Builtin:
+		return usageErrorf("--builtin=false leaves no rules: give --rules FILE or a directory")
+	case stdinFile && slices.Contains(opts.Rules, "-"):
+		return usageErrorf("-f - and --rules - both read standard input: give one of them as a file")
+	case opts.InPlace && stdinFile:
+		return usageErrorf("--in-place rewrites files: it cannot take -f - (standard input)")
+	case opts.InPlace && opts.outputSet:
+		return usageErrorf("--in-place writes each file in its own syntax: leave out -o")
+	case opts.ProgramTimeout <= 0:
+		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
+	}
+	return nil
+}
+
+// writeOutput prints the documents: as YAML, those that need no change as
+// they were read; in the other formats, every object.
+func writeOutput(stdout io.Writer, inputs []*convertInput, format string, printer objectPrinter) error {
 	var buf bytes.Buffer
-	if opts.Output == "yaml" {
+	var err error
+	if format == "yaml" {
 		err = writeDocsYAML(&buf, inputs)
 	} else {
 		err = printer(&buf, outObjects(inputs))
 	}
 	if err != nil {
-		return failure(err)
+		return err
 	}
-	if _, err := stdout.Write(buf.Bytes()); err != nil {
-		return failure(err)
-	}
-	if r.failed > 0 {
-		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; written unchanged\n", r.failed, total)
-		return &silentError{code: exitFailure}
-	}
-	return nil
+	_, err = stdout.Write(buf.Bytes())
+	return err
 }
 
 // convertReport converts documents and reports, one line each, the objects

@@ -50,9 +50,10 @@ func (d *convertDoc) isJSON() bool {
 
 // readInputs reads the files, directories (their *.yaml, *.yml and *.json
 // files, sorted) and standard input that -f names, and decodes every
-// document.
-func readInputs(stdin io.Reader, names []string) ([]*convertInput, error) {
+// document. unique reads a file named twice once.
+func readInputs(stdin io.Reader, names []string, unique bool) ([]*convertInput, error) {
 	var inputs []*convertInput
+	seen := map[string]bool{}
 	for _, name := range names {
 		if name == "-" {
 			in, err := readInput("<stdin>", stdin)
@@ -76,6 +77,12 @@ func readInputs(stdin io.Reader, names []string) ([]*convertInput, error) {
 			sort.Strings(files)
 		}
 		for _, f := range files {
+			if abs, err := filepath.Abs(f); unique && err == nil {
+				if seen[abs] {
+					continue
+				}
+				seen[abs] = true
+			}
 			in, err := readFile(f)
 			if err != nil {
 				return nil, err
