@@ -113,6 +113,20 @@ func TestRun_DirectoryWithoutRecursive(t *testing.T) {
 	}
 }
 
+// A directory whose manifests are all in subdirectories (helm template
+// --output-dir writes chart/templates/...) gives nothing without -R: that is
+// an error naming -R, not an empty scan that passes.
+func TestRun_OnlySubdirectoriesWithoutRecursive(t *testing.T) {
+	root := writeTree(t, chart)
+	res := Run(context.Background(), []string{root}, Options{})
+	if len(res.Errors) != 1 || res.Errors[0].Error() != root+": no *.yaml, *.yml or *.json files (1 subdirectory not read: use -R)" {
+		t.Errorf("errors %v", res.Errors)
+	}
+	if res = Run(context.Background(), []string{root}, Options{Recursive: true}); len(res.Errors) != 0 || len(res.Findings) != 4 {
+		t.Errorf("-R: errors %v, %d findings", res.Errors, len(res.Findings))
+	}
+}
+
 // kubectl get -o yaml gives a List; each item is found at its own line.
 const list = `apiVersion: v1
 kind: List

@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ import (
 
 type convertOptions struct {
 	Files         []string // manifests: files, directories or - for stdin
+	Recursive     bool     // read the subdirectories of directories too
 	Rules         []string // rules files or directories
 	Builtin       bool     // use the built-in rules (rules/builtin), which Rules override
 	OutputVersion string   // group/version to convert to
@@ -90,6 +92,7 @@ written with 4-space indentation.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVarP(&opts.Files, "filename", "f", nil, "manifest file, directory or - for standard input (repeatable)")
+	f.BoolVarP(&opts.Recursive, "recursive", "R", false, "read the subdirectories of -f directories too (a Helm chart's templates/)")
 	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable), added to the built-in rules; a rule here replaces the built-in one for the same resource and versions")
 	f.BoolVar(&opts.Builtin, "builtin", true, "use mvpctl's built-in rules for Kubernetes' own API versions (see 'mvpctl rules builtin'); --builtin=false uses only --rules")
 	f.StringVar(&opts.OutputVersion, "output-version", "", "group/version to convert to, e.g. networking.k8s.io/v1 or v1")
@@ -131,9 +134,13 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if err != nil {
 		return rulesError(stderr, err)
 	}
-	inputs, err := readInputs(stdin, opts.Files, opts.InPlace)
+	inputs, err := readInputs(stdin, opts.Files, opts.Recursive, opts.InPlace)
 	if err != nil {
 		return inputError(err)
+	}
+	total := objectCount(inputs)
+	if total == 0 {
+		return usageErrorf("no objects passed to convert (in %s)", strings.Join(opts.Files, ", "))
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -144,7 +151,6 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 			r.convertDoc(ctx, in, d)
 		}
 	}
-	total := objectCount(inputs)
 	if r.failed > 0 && !opts.ContinueOnError {
 		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; nothing written\n", r.failed, total)
 		return &silentError{code: exitFailure}

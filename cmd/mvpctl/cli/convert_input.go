@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 
 	"github.com/mvpctl/mvpctl/engine"
@@ -49,9 +48,10 @@ func (d *convertDoc) isJSON() bool {
 }
 
 // readInputs reads the files, directories (their *.yaml, *.yml and *.json
-// files, sorted) and standard input that -f names, and decodes every
-// document. unique reads a file named twice once.
-func readInputs(stdin io.Reader, names []string, unique bool) ([]*convertInput, error) {
+// files, one level deep or with recursive the whole tree) and standard
+// input that -f names, and decodes every document. unique reads a file
+// named twice once.
+func readInputs(stdin io.Reader, names []string, recursive, unique bool) ([]*convertInput, error) {
 	var inputs []*convertInput
 	seen := map[string]bool{}
 	for _, name := range names {
@@ -63,31 +63,28 @@ func readInputs(stdin io.Reader, names []string, unique bool) ([]*convertInput, 
 			inputs = append(inputs, in)
 			continue
 		}
-		info, err := os.Stat(name)
-		if err != nil {
-			return nil, err
-		}
-		files := []string{name}
-		if info.IsDir() {
-			files = nil
-			for _, pat := range []string{"*.yaml", "*.yml", "*.json"} {
-				m, _ := filepath.Glob(filepath.Join(name, pat))
-				files = append(files, m...)
+		_, err := manifest.Walk(name, manifest.WalkOptions{Recursive: recursive}, func(path string, err error) error {
+			if err != nil {
+				return err
 			}
-			sort.Strings(files)
-		}
-		for _, f := range files {
-			if abs, err := filepath.Abs(f); unique && err == nil {
+			if abs, err := filepath.Abs(path); unique && err == nil {
 				if seen[abs] {
-					continue
+					return nil
 				}
 				seen[abs] = true
 			}
-			in, err := readFile(f)
+			in, err := readFile(path)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			inputs = append(inputs, in)
+			return nil
+		})
+		if errors.As(err, new(*manifest.NoFilesError)) {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return inputs, nil
