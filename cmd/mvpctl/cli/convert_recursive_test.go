@@ -63,3 +63,21 @@ func TestConvert_NoObjects(t *testing.T) {
 		}
 	}
 }
+
+// The README's first command: the example tree, written for v1.21, comes
+// out with nothing v1.36 does not serve (e2e/convert applies it to a real
+// v1.36 kube-apiserver).
+func TestConvert_UpgradeExample(t *testing.T) {
+	const tree = "../../../testdata/examples/upgrade"
+	if code, _, _ := run(t, "", "scan", "-R", "-f", tree, "--kubernetes-version", "v1.36"); code != exitFailure {
+		t.Errorf("scan of the example: exit %d, want 1 (it uses removed APIs)", code)
+	}
+	code, out, errOut := run(t, "", "convert", "-R", "-f", tree, "--kubernetes-version", "v1.36")
+	if code != 0 || errOut != "" || len(contentDocs(t, out)) != 8 {
+		t.Fatalf("convert: exit %d, stderr:\n%s\noutput:\n%s", code, errOut, out)
+	}
+	code, scan, errOut := run(t, out, "scan", "-f", "-", "--kubernetes-version", "v1.36")
+	if code != 0 || !strings.Contains(scan, "0 removed and 0 deprecated in Kubernetes v1.36, in 8 documents") {
+		t.Errorf("scan of the output: exit %d\n%s%s", code, scan, errOut)
+	}
+}
