@@ -175,6 +175,12 @@ func TestRun_TargetVersion(t *testing.T) {
 	if len(res.Findings) != 1 || res.Findings[0].ReplacementAPIVersion != "flowcontrol.apiserver.k8s.io/v1" || res.Findings[0].Convertible {
 		t.Errorf("%+v", res.Findings)
 	}
+	// extensions/v1beta1 PodSecurityPolicy names policy/v1beta1, removed in
+	// v1.25 without a replacement: none is given, as mvpctl convert says.
+	res = Run(context.Background(), []string{"-"}, Options{Stdin: strings.NewReader("apiVersion: extensions/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: p}\n")})
+	if len(res.Findings) != 1 || res.Findings[0].Replacement() != "" || !strings.Contains(res.Findings[0].Message(res.Target), "names no replacement") {
+		t.Errorf("%+v", res.Findings)
+	}
 }
 
 func TestRun_BadInput(t *testing.T) {
