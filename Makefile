@@ -66,8 +66,14 @@ fuzz:
 lifecycle:
 	cd rules/builtin && $(GO) run ./gen -history
 
-# Converts the seed example both ways with the bundled rules.
+# Upgrades a tree of manifests written for Kubernetes v1.21 for v1.36 with
+# the built-in rules (scan exits 1 on what v1.36 no longer serves), then
+# converts the seed example both ways with its own rules.
 example: build
+	@echo '# testdata/examples/upgrade: what Kubernetes v1.36 no longer serves (mvpctl scan exits 1):'
+	$(BIN)/mvpctl scan -R -f testdata/examples/upgrade --kubernetes-version v1.36; test $$? -eq 1
+	@echo '# ... the whole tree upgraded for v1.36 in one command (objects that need no change as they were):'
+	$(BIN)/mvpctl convert -R -f testdata/examples/upgrade --kubernetes-version v1.36
 	@echo '# testdata/examples/seed/customresource-v1alpha1.yaml converted to v1beta1:'
 	$(BIN)/mvpctl convert --rules testdata/examples/seed/mvp-rules.yaml -f testdata/examples/seed/customresource-v1alpha1.yaml --output-version myapps.example.com/v1beta1
 	@echo '# ... and back to v1alpha1 (identical to the input):'

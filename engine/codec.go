@@ -61,18 +61,8 @@ func ReadDocuments(name string, r io.Reader) ([]Document, error) {
 			return nil, fmt.Errorf("%s: document %d: %w", name, n, err)
 		}
 		src := fmt.Sprintf("%s: document %d", name, n)
-		trimmed := bytes.TrimSpace(raw)
-		if len(trimmed) == 0 || isOnlyComments(trimmed) {
-			continue
-		}
-		js := trimmed
-		if trimmed[0] != '{' && trimmed[0] != '[' {
-			if js, err = yaml.YAMLToJSON(raw); err != nil {
-				return nil, fmt.Errorf("%s: %w", src, err)
-			}
-		}
-		objs, err := decodeJSONStream(js)
-		var notObject *notObjectError
+		objs, err := DecodeDocument(raw)
+		var notObject *NotObjectError
 		if errors.As(err, &notObject) {
 			return nil, fmt.Errorf("%s is %w", src, err)
 		}
@@ -84,6 +74,24 @@ func ReadDocuments(name string, r io.Reader) ([]Document, error) {
 		}
 	}
 	return docs, nil
+}
+
+// DecodeDocument decodes the objects of one YAML document or of one or more
+// JSON values, keeping numbers exact; a document of blank lines and
+// comments has none. A value that is not an object is a *NotObjectError.
+func DecodeDocument(raw []byte) ([]map[string]any, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || isOnlyComments(trimmed) {
+		return nil, nil
+	}
+	js := trimmed
+	if trimmed[0] != '{' && trimmed[0] != '[' {
+		var err error
+		if js, err = yaml.YAMLToJSON(raw); err != nil {
+			return nil, err
+		}
+	}
+	return decodeJSONStream(js)
 }
 
 // decodeJSONStream decodes one or more concatenated JSON objects.
@@ -105,16 +113,16 @@ func decodeJSONStream(js []byte) ([]map[string]any, error) {
 		case map[string]any:
 			out = append(out, v)
 		default:
-			return nil, &notObjectError{value: v}
+			return nil, &NotObjectError{value: v}
 		}
 	}
 }
 
-// notObjectError is a document that holds a JSON value other than an
+// NotObjectError is a document that holds a JSON value other than an
 // object; it names the value's JSON type, never a Go type.
-type notObjectError struct{ value any }
+type NotObjectError struct{ value any }
 
-func (e *notObjectError) Error() string {
+func (e *NotObjectError) Error() string {
 	what := "a string"
 	switch e.value.(type) {
 	case []any:

@@ -7,12 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/mvpctl/mvpctl/manifest"
 	"github.com/mvpctl/mvpctl/rules/builtin"
 )
 
@@ -173,21 +173,12 @@ func scanPaths(ctx context.Context, paths []string, opts Options, chk checker, c
 	c.mu.Unlock()
 }
 
-// walk sends a file, or the data files of a directory, to jobs and returns
-// how many it sent. Hidden entries are skipped, as kubectl and rules.DataFiles
-// do; a directory without -R is read one level deep.
+// walk sends a file, or the manifest files of a directory, to jobs and
+// returns how many it sent (manifest.Walk: hidden entries skipped, a
+// directory without -R read one level deep).
 func walk(ctx context.Context, root string, recursive bool, jobs chan<- string, c *collector) int {
-	info, err := os.Stat(root)
-	if err != nil {
-		c.add(nil, 0, []error{&InputError{Input: root, Err: unwrapPathError(err)}})
-		return 0
-	}
-	if !info.IsDir() {
-		jobs <- root
-		return 1
-	}
-	n, skipped := 0, 0
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	n := 0
+	skipped, err := manifest.Walk(root, manifest.WalkOptions{Recursive: recursive}, func(p string, err error) error {
 		if err != nil {
 			c.add(nil, 0, []error{&InputError{Input: p, Err: unwrapPathError(err)}})
 			return nil
@@ -195,46 +186,17 @@ func walk(ctx context.Context, root string, recursive bool, jobs chan<- string, 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if p == root {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if !recursive {
-				skipped++
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if isManifestName(p) {
-			jobs <- p
-			n++
-		}
+		jobs <- p
+		n++
 		return nil
 	})
 	if err != nil && ctx.Err() == nil {
-		c.add(nil, 0, []error{&InputError{Input: root, Err: err}})
+		c.add(nil, 0, []error{&InputError{Input: root, Err: unwrapPathError(err)}})
 	}
-	if skipped > 0 {
+	if skipped > 0 && n > 0 {
 		c.warn("%s: %d subdirectories not scanned (use -R)", root, skipped)
 	}
-	if n == 0 && skipped == 0 {
-		c.add(nil, 0, []error{&InputError{Input: root, Err: fmt.Errorf("no *.yaml, *.yml or *.json files")}})
-	}
 	return n
-}
-
-func isManifestName(p string) bool {
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".yaml", ".yml", ".json":
-		return true
-	}
-	return false
 }
 
 // unwrapPathError drops the operation and path of an *fs.PathError, which

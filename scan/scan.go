@@ -72,7 +72,8 @@ type Finding struct {
 	DeprecatedIn string `json:"deprecatedIn,omitempty"`
 	RemovedIn    string `json:"removedIn,omitempty"`
 	// ReplacementAPIVersion and ReplacementKind are what to use instead, as
-	// served by the target release; empty when Kubernetes names nothing.
+	// served by the target release; empty when Kubernetes names nothing the
+	// target serves (PodSecurityPolicy).
 	ReplacementAPIVersion string `json:"replacementApiVersion,omitempty"`
 	ReplacementKind       string `json:"replacementKind,omitempty"`
 	// Convertible says whether a built-in rule of mvpctl converts the object
@@ -212,7 +213,7 @@ func (c checker) check(apiVersion, kind string) (Finding, bool) {
 	default:
 		return Finding{}, false
 	}
-	if r := l.ReplacementAt(c.target); !r.Empty() {
+	if r, _ := l.UpgradeAt(c.target, true); !r.Empty() {
 		f.ReplacementAPIVersion, f.ReplacementKind = r.GroupVersion().String(), r.Kind
 	}
 	f.Convertible = builtin.Converts(l.GroupVersionKind)

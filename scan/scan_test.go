@@ -113,6 +113,20 @@ func TestRun_DirectoryWithoutRecursive(t *testing.T) {
 	}
 }
 
+// A directory whose manifests are all in subdirectories (helm template
+// --output-dir writes chart/templates/...) gives nothing without -R: that is
+// an error naming -R, not an empty scan that passes.
+func TestRun_OnlySubdirectoriesWithoutRecursive(t *testing.T) {
+	root := writeTree(t, chart)
+	res := Run(context.Background(), []string{root}, Options{})
+	if len(res.Errors) != 1 || res.Errors[0].Error() != root+": no *.yaml, *.yml or *.json files (1 subdirectory not read: use -R)" {
+		t.Errorf("errors %v", res.Errors)
+	}
+	if res = Run(context.Background(), []string{root}, Options{Recursive: true}); len(res.Errors) != 0 || len(res.Findings) != 4 {
+		t.Errorf("-R: errors %v, %d findings", res.Errors, len(res.Findings))
+	}
+}
+
 // kubectl get -o yaml gives a List; each item is found at its own line.
 const list = `apiVersion: v1
 kind: List
@@ -160,6 +174,12 @@ func TestRun_TargetVersion(t *testing.T) {
 	// rules reach through v1beta3.
 	res := Run(context.Background(), []string{"-"}, Options{Stdin: strings.NewReader("apiVersion: flowcontrol.apiserver.k8s.io/v1beta1\nkind: FlowSchema\nmetadata: {name: f}\n")})
 	if len(res.Findings) != 1 || res.Findings[0].ReplacementAPIVersion != "flowcontrol.apiserver.k8s.io/v1" || !res.Findings[0].Convertible {
+		t.Errorf("%+v", res.Findings)
+	}
+	// extensions/v1beta1 PodSecurityPolicy names policy/v1beta1, removed in
+	// v1.25 without a replacement: none is given, as mvpctl convert says.
+	res = Run(context.Background(), []string{"-"}, Options{Stdin: strings.NewReader("apiVersion: extensions/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: p}\n")})
+	if len(res.Findings) != 1 || res.Findings[0].Replacement() != "" || !strings.Contains(res.Findings[0].Message(res.Target), "names no replacement") {
 		t.Errorf("%+v", res.Findings)
 	}
 }

@@ -11,12 +11,14 @@ import (
 	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/mvpctl/mvpctl/manifest"
 )
 
 // MaxDocument bounds one YAML or JSON document (a List of many objects is
 // one document). A larger one is an input error; the stream goes on with the
 // next document.
-const MaxDocument = 64 << 20
+const MaxDocument = manifest.MaxDocument
 
 // maxAliasDepth bounds how many aliases resolve to a value.
 const maxAliasDepth = 16

@@ -30,7 +30,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -39,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/manifest"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -54,21 +54,23 @@ type Result struct {
 // OK reports whether the case passed.
 func (r *Result) OK() bool { return len(r.Failures) == 0 }
 
-// Files lists the *.txtar cases under dir, sorted.
+// Files lists the *.txtar cases under dir, in lexical order, hidden
+// entries left out (manifest.Walk, as every command reads directories).
 func Files(dir string) ([]string, error) {
 	var files []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".txtar") {
+	_, err := manifest.Walk(dir, manifest.WalkOptions{Recursive: true, Match: isCase, What: "*.txtar cases"}, func(p string, err error) error {
+		if err == nil {
 			files = append(files, p)
 		}
-		return nil
+		return err
 	})
-	sort.Strings(files)
+	if errors.As(err, new(*manifest.NoFilesError)) {
+		return nil, nil
+	}
 	return files, err
 }
+
+func isCase(name string) bool { return strings.HasSuffix(name, ".txtar") }
 
 // RunFile runs one case; with update, mismatching out/ sections are
 // rewritten in place (round-trip and executor checks still fail).

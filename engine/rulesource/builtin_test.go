@@ -124,7 +124,7 @@ func TestInForce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, d := range inForce(base, tc.over) {
+			for _, d := range builtin.InForce(base, tc.over) {
 				got = append(got, d.Rules.Metadata.Name)
 			}
 			if !slices.Equal(got, tc.want) {

@@ -308,7 +308,7 @@ func (s *Source) build(fileDocs []*rules.Document, override *objectDoc) (*Set, e
 	if s.cluster != nil {
 		rs.Documents = append(rs.Documents, s.cluster.documents(override)...)
 	}
-	rs.Documents = append(rs.Documents, inForce(s.builtin, rs.Documents)...)
+	rs.Documents = append(rs.Documents, builtin.InForce(s.builtin, rs.Documents)...)
 	if len(rs.Documents) == 0 {
 		return &Set{Rules: rs, Converter: engine.NewConverter(nil, s.opts.Converter)}, nil
 	}

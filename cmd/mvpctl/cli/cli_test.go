@@ -127,7 +127,7 @@ func TestConvert_NothingWrittenUnlessAllConverted(t *testing.T) {
 		t.Errorf("wrote output although a document failed:\n%s", out)
 	}
 	for _, want := range []string{
-		"<stdin>: document 2: converting CustomResource shop/bad (myapps.example.com/v1alpha1) forward by rule customresources.myapps.example.com/v1alpha1->v1beta1: transformations[0] (convertType spec.config.legacyTimeout) at spec.config.legacyTimeout: cannot convert string \"thirty\" to integer",
+		"<stdin>:6: converting CustomResource shop/bad (myapps.example.com/v1alpha1) forward by rule customresources.myapps.example.com/v1alpha1->v1beta1: transformations[0] (convertType spec.config.legacyTimeout) at spec.config.legacyTimeout: cannot convert string \"thirty\" to integer",
 		"1 of 2 documents failed to convert; nothing written",
 	} {
 		if !strings.Contains(errOut, want) {
@@ -155,7 +155,7 @@ spec:
 	in := "apiVersion: myapps.example.com/v1alpha1\nkind: CustomResource\nmetadata: {name: a}\nspec: {a: 1}\n"
 	for _, ex := range []string{"native", "jq"} {
 		code, out, errOut := run(t, in, "convert", "-f", "-", "--rules", rules, "--engine", ex, "--program-timeout", "50ms", "--output-version", "myapps.example.com/v1beta1")
-		want := "error: <stdin>: document 1: converting CustomResource a (myapps.example.com/v1alpha1) forward by rule customresources.myapps.example.com/v1alpha1->v1beta1: the program did not finish within 50ms (a rule that loops?)\n"
+		want := "error: <stdin>:1: converting CustomResource a (myapps.example.com/v1alpha1) forward by rule customresources.myapps.example.com/v1alpha1->v1beta1: the program did not finish within 50ms (a rule that loops?)\n"
 		if code != 1 || out != "" || !strings.HasPrefix(errOut, want) {
 			t.Errorf("--engine %s: exit %d, stdout %q, stderr:\n%s", ex, code, out, errOut)
 		}
@@ -170,7 +170,7 @@ spec:
 func TestConvert_BadConversionDataIsAnError(t *testing.T) {
 	in := "apiVersion: myapps.example.com/v1beta1\nkind: CustomResource\nmetadata:\n  name: a\n  annotations: {mvp.k8s.io/conversion-data: garbage}\nspec: {}\n"
 	code, out, errOut := run(t, in, "convert", "-f", "-", "--rules", seedRules, "--output-version", "myapps.example.com/v1alpha1")
-	if code != 1 || out != "" || !strings.Contains(errOut, "error: <stdin>: document 1: converting CustomResource a (myapps.example.com/v1beta1) reverse by rule customresources.myapps.example.com/v1alpha1->v1beta1: annotation mvp.k8s.io/conversion-data: not a JSON object") {
+	if code != 1 || out != "" || !strings.Contains(errOut, "error: <stdin>:1: converting CustomResource a (myapps.example.com/v1beta1) reverse by rule customresources.myapps.example.com/v1alpha1->v1beta1: annotation mvp.k8s.io/conversion-data: not a JSON object") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
 }
@@ -178,7 +178,7 @@ func TestConvert_BadConversionDataIsAnError(t *testing.T) {
 func TestConvert_UsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"convert", "-f", seedCR, "--rules", seedRules},
-		{"convert", "-f", seedCR, "--output-version", "v1"},
+		{"convert", "-f", seedCR, "--builtin=false", "--output-version", "v1"},
 		{"convert", "--rules", seedRules, "--output-version", "v1"},
 		{"convert", "-f", seedCR, "--rules", seedRules, "--output-version", "v1", "-o", "xml"},
 		{"convert", "-f", "does-not-exist.yaml", "--rules", seedRules, "--output-version", "v1"},

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/rules/builtin"
 )
 
 func newCompletionCmd() *cobra.Command {
@@ -81,15 +82,18 @@ func completeRulesFiles(*cobra.Command, []string, string) ([]string, cobra.Shell
 }
 
 // ruleVersions lists the group/versions that the migration rules of files
-// lead from and to, for completing --output-version; rules that do not
-// load give none.
-func ruleVersions(paths []string) []string {
-	rs := loadForCompletion(paths)
-	if rs == nil {
-		return nil
+// (and the built-in rules, with withBuiltin) lead from and to, for
+// completing --output-version; rules that do not load give none.
+func ruleVersions(paths []string, withBuiltin bool) []string {
+	var refs []rules.RuleRef
+	if rs := loadForCompletion(paths); rs != nil {
+		refs = rs.MigrationRules()
+	}
+	if bs, err := builtin.Load(); withBuiltin && err == nil {
+		refs = append(refs, bs.MigrationRules()...)
 	}
 	seen := map[string]bool{}
-	for _, ref := range rs.MigrationRules() {
+	for _, ref := range refs {
 		r := ref.Rule
 		seen[schema.GroupVersion{Group: r.APIGroup, Version: r.FromVersion}.String()] = true
 		seen[schema.GroupVersion{Group: r.TargetGroup(), Version: r.ToVersion}.String()] = true

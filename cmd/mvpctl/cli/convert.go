@@ -6,87 +6,121 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
+	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/rules"
+	"github.com/mvpctl/mvpctl/rules/builtin"
 )
 
 type convertOptions struct {
-	Files            []string      // manifests: files, directories or - for stdin
-	Rules            []string      // rules files or directories
-	OutputVersion    string        // group/version to convert to
-	Output           string        // yaml, json, name or a template (jsonpath=...)
-	ContinueOnError  bool          // write every object even if some failed
-	AllowUnconverted bool          // objects no rule converts are a warning, not a failure
-	Quiet            bool          // no per-object warnings
-	Engine           string        // native or jq
-	ProgramTimeout   time.Duration // longest run of one rule's program on one object
+	Files         []string // manifests: files, directories or - for stdin
+	Recursive     bool     // read the subdirectories of directories too
+	Rules         []string // rules files or directories
+	Builtin       bool     // use the built-in rules (rules/builtin), which Rules override
+	OutputVersion string   // group/version to convert to
+	// KubernetesVersion is the release to convert for (vMAJOR.MINOR):
+	// objects on versions it removes go to their replacements. Empty: use
+	// OutputVersion.
+	KubernetesVersion string
+	IncludeDeprecated bool          // with KubernetesVersion, also convert versions it deprecates
+	Output            string        // yaml, json, name or a template (jsonpath=...)
+	ContinueOnError   bool          // write every object even if some failed
+	AllowUnconverted  bool          // objects no rule converts are a warning, not a failure
+	Quiet             bool          // no per-object warnings
+	Engine            string        // native or jq
+	ProgramTimeout    time.Duration // longest run of one rule's program on one object
+	InPlace           bool          // rewrite the input files instead of writing to standard output
+	outputSet         bool          // -o was given
 }
 
 func newConvertCmd() *cobra.Command {
 	var opts convertOptions
 	cmd := &cobra.Command{
-		Use:   "convert -f FILE --rules RULES --output-version GROUP/VERSION",
+		Use:   "convert -f FILE (--output-version GROUP/VERSION | --kubernetes-version vX.Y) [--rules RULES]",
 		Short: "Convert manifests between API versions with TransformationRules",
 		Long: `Convert manifests between API versions with TransformationRules, like
-kubectl convert, for built-in kinds and custom resources alike.
+kubectl convert, for built-in kinds and custom resources alike, or upgrade
+them for a Kubernetes release in one step.
+
+mvpctl's built-in rules (Kubernetes' own version changes, listed by
+'mvpctl rules builtin') are used unless --builtin=false. --rules adds
+rules files; a rule there replaces the built-in rule for the same resource
+between the same two versions.
 
 Input is YAML (several documents separated by ---) or JSON, including List
-kinds. Objects of the --output-version's group (or of a group the rules
-connect to it, such as extensions to networking.k8s.io) are converted;
-objects of other groups are written untouched. An object of that group that
-no rule converts is a failure, unless --allow-unconverted writes it
-unchanged with a warning.
+kinds. With --output-version, objects of its group (or of a group the rules
+connect to it, such as extensions to networking.k8s.io) are converted to
+it. With --kubernetes-version, every object on an API version that release
+no longer serves (--include-deprecated: or deprecates) is converted to the
+version Kubernetes names as its replacement, as 'mvpctl scan' reports them.
+Other objects are written untouched: a YAML document that needs no change
+comes out byte for byte as it went in, comments included. An object that
+has to change but that no rule converts (or whose removed version has no
+replacement, such as PodSecurityPolicy) is a failure, unless
+--allow-unconverted writes it unchanged with a warning.
 
 Output is written only when every object converted; --continue-on-error
 writes every object, converted or unchanged, and names each failure on
-standard error. Either way the exit status is 1 when an object failed.`,
-		Example: `  mvpctl convert -f ingress.yaml --rules rules/ --output-version networking.k8s.io/v1
+standard error. Either way the exit status is 1 when an object failed.
+
+--in-place rewrites each file that has a converted document instead of
+writing to standard output: the file's other documents stay byte for byte
+and in order, files without a converted document are not touched, and each
+file is replaced at once (a temporary file in its directory, with its mode,
+renamed over it; all are written before any is replaced), so no file is
+ever half-written. A converted document keeps the comments above it; it
+loses the comments inside it, its key order (keys come out sorted), quoting
+and flow or block style, anchors and aliases (written out in full) and blank
+lines, as any YAML that is decoded and encoded again; a JSON document is
+written with 4-space indentation.`,
+		Example: `  mvpctl convert -f manifests/ --kubernetes-version v1.36
+  mvpctl convert -f ingress.yaml --output-version networking.k8s.io/v1
   kubectl get ingress -o yaml | mvpctl convert -f - --rules rules.yaml --output-version networking.k8s.io/v1beta1
-  mvpctl convert -f manifests/ --rules rules/ --output-version apps/v1 -o name`,
+  mvpctl convert -f manifests/ --rules rules/ --output-version apps/v1 -o name
+  mvpctl convert -R -f chart/templates --kubernetes-version v1.36 --in-place`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.outputSet = cmd.Flags().Changed("output")
 			return runConvert(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
 		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVarP(&opts.Files, "filename", "f", nil, "manifest file, directory or - for standard input (repeatable)")
-	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable)")
+	f.BoolVarP(&opts.Recursive, "recursive", "R", false, "read the subdirectories of -f directories too (a Helm chart's templates/)")
+	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory (repeatable), added to the built-in rules; a rule here replaces the built-in one for the same resource and versions")
+	f.BoolVar(&opts.Builtin, "builtin", true, "use mvpctl's built-in rules for Kubernetes' own API versions (see 'mvpctl rules builtin'); --builtin=false uses only --rules")
 	f.StringVar(&opts.OutputVersion, "output-version", "", "group/version to convert to, e.g. networking.k8s.io/v1 or v1")
+	f.StringVar(&opts.KubernetesVersion, "kubernetes-version", "", fmt.Sprintf("convert every object on an API version this Kubernetes release (vMAJOR.MINOR, up to %s) no longer serves to its replacement, instead of --output-version", builtin.Newest))
+	f.BoolVar(&opts.IncludeDeprecated, "include-deprecated", false, "with --kubernetes-version, also convert objects on versions that release deprecates")
 	f.StringVarP(&opts.Output, "output", "o", "yaml", "output format: "+outputFormatsHelp)
 	f.BoolVar(&opts.ContinueOnError, "continue-on-error", false, "write every object, converted or unchanged, even when some failed (the exit status stays 1)")
-	f.BoolVar(&opts.AllowUnconverted, "allow-unconverted", false, "write objects of the target group that no rule converts unchanged, with a warning, instead of failing")
+	f.BoolVar(&opts.AllowUnconverted, "allow-unconverted", false, "write objects that have to change but that no rule converts (or that have no replacement) unchanged, with a warning, instead of failing")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "no per-object warnings")
 	f.StringVar(&opts.Engine, "engine", "native", "executor: native (fast) or jq (the generated jq programs)")
 	f.DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object (a rule that loops fails)")
+	f.BoolVar(&opts.InPlace, "in-place", false, "rewrite the files that have converted documents, keeping their other documents byte for byte, instead of writing to standard output")
 	markFilenameFlags(cmd, "filename", "rules")
 	registerCompletion(cmd, "output", completeWords(objectOutputFormats()...))
 	registerCompletion(cmd, "engine", completeWords("native", "jq"))
 	registerCompletion(cmd, "output-version", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return ruleVersions(opts.Rules), cobra.ShellCompDirectiveNoFileComp
+		return ruleVersions(opts.Rules, opts.Builtin), cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
 }
 
 func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts convertOptions) error {
-	if len(opts.Files) == 0 {
-		return usageErrorf("no input: give -f FILE, a directory or - for standard input")
+	if err := checkConvertInputs(opts); err != nil {
+		return err
 	}
-	if len(opts.Rules) == 0 {
-		return usageErrorf("no rules: give --rules FILE or a directory")
-	}
-	if opts.OutputVersion == "" {
-		return usageErrorf("--output-version is required, e.g. --output-version networking.k8s.io/v1")
-	}
-	to, err := schema.ParseGroupVersion(opts.OutputVersion)
-	if err != nil || to.Version == "" {
-		return usageErrorf("--output-version %q: want GROUP/VERSION or VERSION for the core group", opts.OutputVersion)
+	plan, err := newConvertPlan(opts)
+	if err != nil {
+		return err
 	}
 	printer, err := newObjectPrinter(opts.Output)
 	if err != nil {
@@ -96,79 +130,141 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	if opts.ProgramTimeout <= 0 {
-		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
-	}
-	conv, err := engine.Load(engine.Options{Executor: exec, Strict: true, KeepGoing: true, ProgramTimeout: opts.ProgramTimeout}, opts.Rules...)
+	conv, err := loadConverter(stdin, opts, engine.Options{Executor: exec, Strict: true, KeepGoing: true, ProgramTimeout: opts.ProgramTimeout})
 	if err != nil {
 		return rulesError(stderr, err)
 	}
-	docs, err := readManifests(stdin, opts.Files)
+	inputs, err := readInputs(stdin, opts.Files, opts.Recursive, opts.InPlace)
 	if err != nil {
 		return inputError(err)
+	}
+	total := objectCount(inputs)
+	if total == 0 {
+		return usageErrorf("no objects passed to convert (in %s)", strings.Join(opts.Files, ", "))
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r := convertReport{stderr: stderr, opts: opts}
-	out := make([]map[string]any, 0, len(docs))
-	for _, d := range docs {
-		out = append(out, r.convert(ctx, conv, d, to))
+	r := convertReport{stderr: stderr, opts: opts, conv: conv, plan: plan}
+	for _, in := range inputs {
+		for _, d := range in.docs {
+			r.convertDoc(ctx, in, d)
+		}
 	}
-	if r.failedDocs > 0 && !opts.ContinueOnError {
-		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; nothing written\n", r.failedDocs, len(docs))
+	if r.failed > 0 && !opts.ContinueOnError {
+		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; nothing written\n", r.failed, total)
 		return &silentError{code: exitFailure}
 	}
-	var buf bytes.Buffer
-	if err := printer(&buf, out); err != nil {
+	if opts.InPlace {
+		err = rewriteInputs(stdout, inputs)
+	} else {
+		err = writeOutput(stdout, inputs, opts.Output, printer)
+	}
+	if err != nil {
 		return failure(err)
 	}
-	if _, err := stdout.Write(buf.Bytes()); err != nil {
-		return failure(err)
-	}
-	if r.failedDocs > 0 {
-		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; written unchanged\n", r.failedDocs, len(docs))
+	if r.failed > 0 {
+		where := "written unchanged"
+		if opts.InPlace {
+			where = "left unchanged in the files"
+		}
+		fmt.Fprintf(stderr, "error: %d of %d documents failed to convert; %s\n", r.failed, total, where)
 		return &silentError{code: exitFailure}
 	}
 	return nil
 }
 
+// checkConvertInputs checks the flags that say what to read and where to
+// write.
+func checkConvertInputs(opts convertOptions) error {
+	stdinFile := slices.Contains(opts.Files, "-")
+	switch {
+	case len(opts.Files) == 0:
+		return usageErrorf("no input: give -f FILE, a directory or - for standard input")
+	case len(opts.Rules) == 0 && !opts.Builtin:
+		return usageErrorf("--builtin=false leaves no rules: give --rules FILE or a directory")
+	case stdinFile && slices.Contains(opts.Rules, "-"):
+		return usageErrorf("-f - and --rules - both read standard input: give one of them as a file")
+	case opts.InPlace && stdinFile:
+		return usageErrorf("--in-place rewrites files: it cannot take -f - (standard input)")
+	case opts.InPlace && opts.outputSet:
+		return usageErrorf("--in-place writes each file in its own syntax: leave out -o")
+	case opts.ProgramTimeout <= 0:
+		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
+	}
+	return nil
+}
+
+// writeOutput prints the documents: as YAML, those that need no change as
+// they were read; in the other formats, every object.
+func writeOutput(stdout io.Writer, inputs []*convertInput, format string, printer objectPrinter) error {
+	var buf bytes.Buffer
+	var err error
+	if format == "yaml" {
+		err = writeDocsYAML(&buf, inputs)
+	} else {
+		err = printer(&buf, outObjects(inputs))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}
+
 // convertReport converts documents and reports, one line each, the objects
 // that did not convert.
 type convertReport struct {
-	stderr     io.Writer
-	opts       convertOptions
-	failedDocs int
+	stderr io.Writer
+	opts   convertOptions
+	conv   *engine.Converter
+	plan   convertPlan
+	// failed counts the objects that failed (a List with a failed item is
+	// one).
+	failed int
 }
 
-// convert returns the document converted, or with what failed unchanged
-// (the converter leaves what it fails on as it was).
-func (r *convertReport) convert(ctx context.Context, conv *engine.Converter, d engine.Document, to schema.GroupVersion) map[string]any {
-	obj, err := conv.Convert(ctx, d.Object, to)
+// convertDoc converts the objects of a document into d.out, leaving those
+// that need no change or fail as they were, and says in d.changed whether
+// any changed.
+func (r *convertReport) convertDoc(ctx context.Context, in *convertInput, d *convertDoc) {
+	d.out = make([]map[string]any, len(d.objs))
+	for i, obj := range d.objs {
+		orig := rules.DeepCopyJSON(obj).(map[string]any) // the converter changes a List's items in place
+		d.out[i] = r.convert(ctx, d.source(in), orig, obj)
+		d.changed = d.changed || !reflect.DeepEqual(d.out[i], orig)
+	}
+}
+
+// convert returns an object converted, or with what failed as it was (the
+// converter leaves what it fails on unchanged); orig is obj before.
+func (r *convertReport) convert(ctx context.Context, source string, orig, obj map[string]any) map[string]any {
+	out, err := r.plan.convert(ctx, r.conv, obj)
 	if err == nil {
-		return obj
+		return out
 	}
 	failed := false
 	var items *engine.ItemsError
 	if errors.As(err, &items) {
 		for _, it := range items.Items {
-			failed = r.report(fmt.Sprintf("%s: items[%d]", d.Source, it.Index), it.Err) || failed
+			failed = r.report(fmt.Sprintf("%s: items[%d]", source, it.Index), it.Err) || failed
 		}
 	} else {
-		failed = r.report(d.Source, err)
-		obj = d.Object
+		failed = r.report(source, err)
+		out = orig
 	}
 	if failed {
-		r.failedDocs++
+		r.failed++
 	}
-	return obj
+	return out
 }
 
 // report prints one object's error, or a warning for an unconverted object
 // that --allow-unconverted allows; it says whether the object failed.
 func (r *convertReport) report(source string, err error) bool {
 	var unconverted *engine.UnconvertedError
-	if r.opts.AllowUnconverted && errors.As(err, &unconverted) {
+	var noReplacement *noReplacementError
+	if r.opts.AllowUnconverted && (errors.As(err, &unconverted) || errors.As(err, &noReplacement)) {
 		if !r.opts.Quiet {
 			fmt.Fprintf(r.stderr, "warning: %s: %v; left unchanged\n", source, err)
 		}
@@ -176,6 +272,33 @@ func (r *convertReport) report(source string, err error) bool {
 	}
 	fmt.Fprintf(r.stderr, "error: %s: %v\n", source, err)
 	return true
+}
+
+// loadConverter compiles the rules files of --rules together with the
+// built-in rules (unless --builtin=false), the files' rules replacing the
+// built-in ones for the same resource and versions.
+func loadConverter(stdin io.Reader, opts convertOptions, eo engine.Options) (*engine.Converter, error) {
+	var rs *rules.RuleSet
+	if len(opts.Rules) > 0 {
+		sources, err := rules.ReadSources(stdin, opts.Rules...)
+		if err != nil {
+			return nil, err
+		}
+		if rs, err = rules.ParseAll(sources...); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Builtin {
+		var err error
+		if rs, err = builtin.With(rs); err != nil {
+			return nil, err
+		}
+	}
+	compiled, err := rules.Compile(rs, rules.CompileOptions{Lazy: eo.Executor != engine.JQ})
+	if err != nil {
+		return nil, err
+	}
+	return engine.NewConverter(compiled, eo), nil
 }
 
 func parseEngine(s string) (engine.Executor, error) {
@@ -186,48 +309,4 @@ func parseEngine(s string) (engine.Executor, error) {
 		return engine.JQ, nil
 	}
 	return 0, usageErrorf("--engine %q: want native or jq", s)
-}
-
-// readManifests reads every document of the given files, directories (their
-// *.yaml, *.yml and *.json files, sorted) and standard input.
-func readManifests(stdin io.Reader, inputs []string) ([]engine.Document, error) {
-	var docs []engine.Document
-	read := func(name string, r io.Reader) error {
-		d, err := engine.ReadDocuments(name, r)
-		docs = append(docs, d...)
-		return err
-	}
-	for _, in := range inputs {
-		if in == "-" {
-			if err := read("<stdin>", stdin); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		info, err := os.Stat(in)
-		if err != nil {
-			return nil, err
-		}
-		files := []string{in}
-		if info.IsDir() {
-			files = nil
-			for _, pat := range []string{"*.yaml", "*.yml", "*.json"} {
-				m, _ := filepath.Glob(filepath.Join(in, pat))
-				files = append(files, m...)
-			}
-			sort.Strings(files)
-		}
-		for _, f := range files {
-			fh, err := os.Open(f)
-			if err != nil {
-				return nil, err
-			}
-			err = read(f, fh)
-			fh.Close()
-			if err != nil {
-				return nil, err
-			}
-		}
-	}
-	return docs, nil
 }

@@ -44,16 +44,16 @@ endpoints: [{addresses: [10.0.0.1], topology: {kubernetes.io/hostname: node-1}}]
 // would ship the old version.
 func TestConvert_UnconvertedObjectOfTargetGroupFails(t *testing.T) {
 	es := writeFile(t, "es.yaml", endpointSliceV1beta1)
-	args := []string{"convert", "-f", es, "--rules", seedRules, "--output-version", "discovery.k8s.io/v1"}
+	args := []string{"convert", "-f", es, "--builtin=false", "--rules", seedRules, "--output-version", "discovery.k8s.io/v1"}
 	code, out, errOut := run(t, "", args...)
-	want := "es.yaml: document 1: EndpointSlice shop/web-abc (discovery.k8s.io/v1beta1): no rule converts endpointslices.discovery.k8s.io from discovery.k8s.io/v1beta1 to discovery.k8s.io/v1"
-	if code != exitFailure || out != "" || !strings.Contains(errOut, "error: "+es+": document 1:") || !strings.Contains(errOut, want) {
+	want := "es.yaml:1: EndpointSlice shop/web-abc (discovery.k8s.io/v1beta1): no rule converts endpointslices.discovery.k8s.io from discovery.k8s.io/v1beta1 to discovery.k8s.io/v1"
+	if code != exitFailure || out != "" || !strings.Contains(errOut, "error: "+es+":1:") || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, nothing written and an error naming the object", code, out, errOut)
 	}
 
 	code, out, errOut = run(t, "", append(args, "--allow-unconverted")...)
 	if code != 0 || !strings.Contains(errOut, "warning: ") || !strings.Contains(errOut, want+"; left unchanged") {
-		t.Errorf("--allow-unconverted: exit %d, stderr:\n%s\nwant exit 0 and a warning naming file and document", code, errOut)
+		t.Errorf("--allow-unconverted: exit %d, stderr:\n%s\nwant exit 0 and a warning naming file and line", code, errOut)
 	}
 	orig := readObjects(t, endpointSliceV1beta1)
 	if got := readObjects(t, out); len(got) != 1 || jsonOf(t, got[0]) != jsonOf(t, orig[0]) {
@@ -115,7 +115,7 @@ func TestConvert_ContinueOnErrorWritesEveryObject(t *testing.T) {
 	if want := readObjects(t, twoObjects)[1]; jsonOf(t, got[1]) != jsonOf(t, want) {
 		t.Errorf("the failed object is not written unchanged: %s", jsonOf(t, got[1]))
 	}
-	if !strings.Contains(errOut, "error: <stdin>: document 2: converting CustomResource shop/bad") || !strings.Contains(errOut, "1 of 2 documents failed to convert") {
+	if !strings.Contains(errOut, "error: <stdin>:6: converting CustomResource shop/bad") || !strings.Contains(errOut, "1 of 2 documents failed to convert") {
 		t.Errorf("stderr:\n%s", errOut)
 	}
 
@@ -137,7 +137,7 @@ func TestConvert_ContinueOnErrorWritesEveryObject(t *testing.T) {
 	if s := jsonOf(t, items[1]); !strings.Contains(s, `"apiVersion":"myapps.example.com/v1alpha1"`) || !strings.Contains(s, `"legacyTimeout":"thirty"`) {
 		t.Errorf("List: item 1 not unchanged: %s", s)
 	}
-	if !strings.Contains(errOut, "error: <stdin>: document 1: items[1]: converting CustomResource bad") {
+	if !strings.Contains(errOut, "error: <stdin>:1: items[1]: converting CustomResource bad") {
 		t.Errorf("List: stderr does not name the item:\n%s", errOut)
 	}
 

@@ -68,7 +68,7 @@ func TestExitCodes_BadInput(t *testing.T) {
 		{[]string{"lint", empty}, "empty.yaml: no TransformationRules documents"},
 		{[]string{"test", bin}, "garbage.bin: not a conversion case: binary data"},
 		{[]string{"test", notACase}, "notes.txtar: not a conversion case: no -- rules.yaml -- section"},
-		{[]string{"convert", "-f", bin, "--rules", seedRules, "--output-version", "v1"}, "garbage.bin: document 1"},
+		{[]string{"convert", "-f", bin, "--rules", seedRules, "--output-version", "v1"}, "garbage.bin:1: yaml: control characters are not allowed"},
 		{[]string{"diff", bin, bin}, "garbage.bin"},
 	} {
 		code, out, errOut := run(t, "", tc.args...)

@@ -8,8 +8,9 @@ import (
 )
 
 // TestLayout_ImportsGoOneWay holds the module to the picture in README's
-// Layout: rules imports nothing else of mvpctl's, engine and schemadiff
-// build on rules alone, lint on engine and schemadiff, and only cmd takes
+// Layout: rules and manifest import nothing else of mvpctl's, engine and
+// schemadiff build on rules (engine's golden harness reads files with
+// manifest), lint on engine and schemadiff, and only cmd takes
 // everything. An import against it compiles (no cycle need form), so the
 // compiler alone would not notice the drift.
 func TestLayout_ImportsGoOneWay(t *testing.T) {
@@ -18,11 +19,12 @@ func TestLayout_ImportsGoOneWay(t *testing.T) {
 	// import besides its own subpackages.
 	allowed := map[string][]string{
 		"rules":      nil,
-		"engine":     {"rules"},
+		"manifest":   nil,
+		"engine":     {"rules", "manifest"},
 		"schemadiff": {"rules"},
-		"scan":       {"rules"},
+		"scan":       {"rules", "manifest"},
 		"lint":       {"rules", "engine", "schemadiff"},
-		"cmd":        {"rules", "engine", "schemadiff", "lint", "scan"},
+		"cmd":        {"rules", "engine", "schemadiff", "lint", "scan", "manifest"},
 	}
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...")
 	out, err := cmd.Output()

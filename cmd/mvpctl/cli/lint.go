@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/lint"
+	"github.com/mvpctl/mvpctl/manifest"
 	"github.com/mvpctl/mvpctl/rules"
 	"github.com/mvpctl/mvpctl/schemadiff"
 )
@@ -197,32 +199,27 @@ func loadSchemas(ctx context.Context, from, to string) (*schemadiff.Spec, *schem
 	return fromSpec, toSpec, nil
 }
 
-// readExamples reads every object of the YAML and JSON files below dir.
+// readExamples reads every object of a file, or of the YAML and JSON files
+// below a directory.
 func readExamples(dir string) ([]lint.Example, error) {
-	info, err := os.Stat(dir)
-	if err != nil {
-		return nil, err
-	}
-	files := []string{dir}
-	if info.IsDir() {
-		if files, err = rules.DataFiles(dir); err != nil {
-			return nil, err
-		}
-	}
 	var out []lint.Example
-	for _, f := range files {
+	_, err := manifest.Walk(dir, manifest.WalkOptions{Recursive: true}, func(f string, err error) error {
+		if err != nil {
+			return err
+		}
 		fh, err := os.Open(f)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		docs, err := engine.ReadDocuments(f, fh)
 		fh.Close()
-		if err != nil {
-			return nil, err
-		}
 		for _, d := range docs {
 			out = append(out, lint.Example{Name: d.Source, Object: d.Object})
 		}
+		return err
+	})
+	if err != nil && !errors.As(err, new(*manifest.NoFilesError)) {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no example objects", dir)

@@ -243,3 +243,32 @@ func builtinDocuments(t *testing.T, file, marker string) string {
 	}
 	return out
 }
+
+// --examples reads the YAML and JSON files of a whole tree (hidden entries
+// left out), as it read them before manifest.Walk; a tree without example
+// objects is bad input.
+func TestLint_ExamplesTree(t *testing.T) {
+	dir := t.TempDir()
+	cr, err := os.ReadFile(seedCR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"nested/cr.yaml": string(cr), ".hidden/broken.yaml": "{"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := run(t, "", "lint", "--examples", dir, seedRules)
+	if code != 0 {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	empty := t.TempDir()
+	code, _, errOut = run(t, "", "lint", "--examples", empty, seedRules)
+	if code != exitUsage || !strings.Contains(errOut, empty+": no example objects") {
+		t.Errorf("empty tree: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -9,10 +9,10 @@ import (
 // what it is.
 func TestConvert_DocumentThatIsNotAnObject(t *testing.T) {
 	for in, want := range map[string]string{
-		"[1, 2]":                          "<stdin>: document 1 is a list, not an object",
-		"apiVersion: v1\n---\n- a\n- b\n": "<stdin>: document 2 is a list, not an object",
-		"42\n":                            "<stdin>: document 1 is a number, not an object",
-		"\"text\"":                        "<stdin>: document 1 is a string, not an object",
+		"[1, 2]":                          "<stdin>:1: the document is a list, not an object",
+		"apiVersion: v1\n---\n- a\n- b\n": "<stdin>:3: the document is a list, not an object",
+		"42\n":                            "<stdin>:1: the document is a number, not an object",
+		"\"text\"":                        "<stdin>:1: the document is a string, not an object",
 	} {
 		code, _, errOut := run(t, in, "convert", "-f", "-", "--rules", seedRules, "--output-version", "v1")
 		if code != exitUsage || !strings.Contains(errOut, want) || strings.Contains(errOut, "interface") || strings.Contains(errOut, "json.") {
