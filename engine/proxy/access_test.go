@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // Discovery and OpenAPI answered from the union of the backends go only to
@@ -29,7 +31,7 @@ func TestDiscovery_OnlyForClientsTheClusterAnswers(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
 
 	code, body := get(t, srv.URL+"/apis", "Authorization", "Bearer denied")
 	if code != http.StatusForbidden || !strings.Contains(body, `cannot get path \"/apis\"`) {

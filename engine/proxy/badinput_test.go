@@ -20,6 +20,8 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // badInputTimeout bounds every connection and request of these tests; the
@@ -46,7 +48,7 @@ func startBadInputEnv(t *testing.T) *badInputEnv {
 	t.Helper()
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps", "v1/pods", "v1/pods/exec",
 		"myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
-	p, _ := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	p, _ := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
 	srv := serveProxy(t, p, ServeOptions{ReadHeaderTimeout: 200 * time.Millisecond})
 	env := &badInputEnv{
 		addr: srv.Addr().String(),

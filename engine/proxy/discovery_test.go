@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/apidoc"
 )
 
 func getWith(t *testing.T, url, accept, ifNoneMatch string) (*http.Response, []byte) {
@@ -41,7 +43,7 @@ func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
 
 	const accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
 	resp, body := getWith(t, srv.URL+"/apis", accept, "")
-	if ct := resp.Header.Get("Content-Type"); ct != aggregatedContentType {
+	if ct := resp.Header.Get("Content-Type"); ct != apidoc.AggregatedContentType {
 		t.Fatalf("Content-Type %q, want aggregated discovery", ct)
 	}
 	var list apidiscoveryv2.APIGroupDiscoveryList
@@ -103,39 +105,6 @@ func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
 	}
 }
 
-func TestPrefersProtobuf(t *testing.T) {
-	tests := map[string]bool{
-		openAPIV2ProtobufDeprecated:                              true,
-		openAPIV2Protobuf:                                        true,
-		"application/json, " + openAPIV2Protobuf:                 false,
-		openAPIV2Protobuf + ", application/json":                 true,
-		openAPIV2Protobuf + "; q=0.5, application/json":          false,
-		"application/json;q=0.9, " + openAPIV2ProtobufDeprecated: true,
-		"": false,
-	}
-	for accept, want := range tests {
-		if got := prefersProtobuf(accept); got != want {
-			t.Errorf("prefersProtobuf(%q) = %v, want %v", accept, got, want)
-		}
-	}
-}
-
-func TestWantsAggregated(t *testing.T) {
-	tests := map[string]bool{
-		"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json":                true,
-		"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=nopeer,application/json": true,
-		"application/json": false,
-		"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json":               false,
-		"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json": false,
-		"": false,
-	}
-	for accept, want := range tests {
-		if got := wantsAggregated(accept); got != want {
-			t.Errorf("wantsAggregated(%q) = %v, want %v", accept, got, want)
-		}
-	}
-}
-
 func TestProxy_OpenAPIV2IsTheUnion(t *testing.T) {
 	old := newFake(t, "old", "v1.35.4", "v1/configmaps")
 	old.openAPIV2 = `{"swagger":"2.0","info":{"title":"Kubernetes","version":"v1.35.4"},"paths":{"/api/v1/configmaps":{"get":{"operationId":"old","responses":{"200":{"description":"OK"}}}},"/apis/gone/v1beta1/things":{"get":{"operationId":"gone","responses":{"200":{"description":"OK"}}}}},"definitions":{"io.k8s.api.core.v1.ConfigMap":{"description":"old"},"io.k8s.api.gone.v1beta1.Thing":{"description":"only old"}}}`
@@ -165,8 +134,8 @@ func TestProxy_OpenAPIV2IsTheUnion(t *testing.T) {
 		t.Errorf("If-None-Match = %d, want 304", resp.StatusCode)
 	}
 
-	resp, body = getWith(t, srv.URL+"/openapi/v2", openAPIV2ProtobufDeprecated, "")
-	if resp.Header.Get("Content-Type") != openAPIV2Protobuf {
+	resp, body = getWith(t, srv.URL+"/openapi/v2", apidoc.OpenAPIV2ProtobufDeprecated, "")
+	if resp.Header.Get("Content-Type") != apidoc.OpenAPIV2Protobuf {
 		t.Fatalf("Content-Type %q, want protobuf: %s", resp.Header.Get("Content-Type"), body)
 	}
 	var pb openapiv2.Document

@@ -55,4 +55,13 @@
 // speak JSON only. The OpenAPI of an emulated version (/openapi/v3 and
 // /openapi/v2) comes from Options.OpenAPIV3 or from the schema its CRD keeps
 // for it. docs/emulation.md has the details.
+//
+// # Packages
+//
+// Emulation lives in internal/emulation, which reaches the proxy only
+// through one interface, emulation.Host (send a request on the client's
+// behalf, what the backends serve, read a client's body within the
+// proxy's bounds, read a CRD). The pure merging of the backends' documents
+// (discovery, OpenAPI, OpenAPI v3 to v2) is internal/apidoc; the
+// metav1.Status answers and bounded reads both use are internal/response.
 package proxy

@@ -1,13 +1,14 @@
 package proxy
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // requestCounts reads mvpctl_proxy_requests_total as "label=value,..." → count.
@@ -36,12 +37,14 @@ func requestCounts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 // An emulated request is counted once, under the backend that answered its
 // (last) request to the served version.
 func TestEmulation_MetricsNameTheBackend(t *testing.T) {
-	s := &store{rv: 42}
-	s.obj, _ = engine.DecodeObject([]byte(servedObject))
 	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources")
-	f.setHandler(s.handle)
+	// The object as it is read, and as the patch leaves it.
+	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, proxytest.ServedObject)
+	})
 	reg := prometheus.NewRegistry()
-	_, srv := startProxy(t, Options{Converter: seedConverter(t), Registry: reg}, f)
+	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t), Registry: reg}, f)
 	obj := srv.URL + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
 	if code, _, body := doJSON(t, "GET", obj, ""); code != http.StatusOK {
 		t.Fatalf("GET: %d %s", code, body)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/client-go/kubernetes/typed/discovery/v1"
+	v1 "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )

@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/apidoc"
 )
 
 // fakeAPIServer answers the endpoints the proxy polls (/readyz, /version,
@@ -86,7 +88,7 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "/openapi/v2":
 		if f.openAPIV2 != "" {
-			w.Header().Set("ETag", `"`+etagOf([]byte(f.openAPIV2))+`"`)
+			w.Header().Set("ETag", `"`+apidoc.ETag([]byte(f.openAPIV2))+`"`)
 			if r.Header.Get("If-None-Match") == w.Header().Get("ETag") {
 				w.WriteHeader(http.StatusNotModified)
 				return
@@ -105,7 +107,7 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					list.Items = append(list.Items, g)
 				}
 			}
-			w.Header().Set("Content-Type", aggregatedContentType)
+			w.Header().Set("Content-Type", apidoc.AggregatedContentType)
 			_ = json.NewEncoder(w).Encode(list)
 			return
 		}

@@ -28,6 +28,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // FuzzProxyRequest sends arbitrary requests (method, request target,
@@ -211,7 +213,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 	}()
 
 	seedFile := filepath.Join(tb.TempDir(), "seed-rules.yaml")
-	if err := os.WriteFile(seedFile, []byte(seedRules), 0o644); err != nil {
+	if err := os.WriteFile(seedFile, []byte(proxytest.SeedRules), 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	conv, err := engine.Load(engine.Options{}, "../../rules/builtin", seedFile)
@@ -303,7 +305,7 @@ func (h *fuzzHarness) serveFake(w http.ResponseWriter, r *http.Request) {
 
 func (h *fuzzHarness) answer(w http.ResponseWriter, r *http.Request, behaviour uint8, body []byte) int {
 	status := func(code int, reason metav1.StatusReason, retryAfter int) int {
-		writeStatus(w, code, reason, "from the fake", retryAfter)
+		response.WriteStatus(w, code, reason, "from the fake", retryAfter)
 		return code
 	}
 	switch behaviour {

@@ -20,6 +20,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // identityKey is the context key of a client request's *identity.
@@ -62,7 +64,7 @@ func (p *Proxy) identify(w http.ResponseWriter, r *http.Request) (*http.Request,
 	if r.Context().Value(innerKey{}) != nil {
 		// Never authenticate a copy of a client's request as if it were
 		// the client: its headers may no longer say who the client is.
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "an inner request lost its client's identity", 0)
+		response.WriteStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "an inner request lost its client's identity", 0)
 		return r, false
 	}
 	id, ok := p.authenticate(w, r)
@@ -102,7 +104,7 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*identity,
 	}
 	user := cert.Subject.CommonName
 	if user == "" {
-		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "the client certificate has no common name", 0)
+		response.WriteStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "the client certificate has no common name", 0)
 		return nil, false
 	}
 	groups := cert.Subject.Organization
@@ -112,11 +114,11 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*identity,
 			var be *badImpersonationError
 			switch {
 			case errors.As(err, &be):
-				writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, be.Error(), 0)
+				response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, be.Error(), 0)
 			case errors.As(err, &fe):
-				writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, fe.Error(), 0)
+				response.WriteStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, fe.Error(), 0)
 			default:
-				writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
+				response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
 					"cannot check impersonation with the kube-apiserver: "+err.Error(), p.opts.RetryAfterSeconds)
 			}
 			return nil, false
@@ -436,7 +438,7 @@ const (
 func (p *Proxy) establish(w http.ResponseWriter, r *http.Request) bool {
 	id := identityFrom(r.Context())
 	if id == nil {
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "no identity was decided for the request", 0)
+		response.WriteStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "no identity was decided for the request", 0)
 		return false
 	}
 	if id.proxy {
@@ -459,19 +461,19 @@ func (p *Proxy) establish(w http.ResponseWriter, r *http.Request) bool {
 	}
 	probe.Body, probe.ContentLength = io.NopCloser(strings.NewReader(selfSubjectReviewBody)), int64(len(selfSubjectReviewBody))
 	probe.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(selfSubjectReviewBody)), nil }
-	b := &bufferedResponse{header: http.Header{}}
+	b := response.NewBuffered()
 	p.ServeHTTP(b, probe)
-	switch code := b.code; {
+	switch code := b.Code; {
 	case code >= 200 && code < 300, code == http.StatusForbidden:
 		p.established.Add(key, struct{}{}, establishedTTL)
 		return true
 	case code == http.StatusNotFound, code < 200, code >= 300 && code < 400:
-		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
+		response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
 			fmt.Sprintf("cannot establish the client's identity before converting its request: a SelfSubjectReview (authentication.k8s.io/v1) got HTTP %d", code), 0)
 	default:
 		// The apiserver's own answer for this client: 401, a 400 for
 		// malformed impersonation, 429, 5xx.
-		b.writeTo(w)
+		b.CopyTo(w)
 	}
 	return false
 }

@@ -11,6 +11,9 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 func allowUsers(names ...string) func(authorizationv1.ResourceAttributes) bool {
@@ -167,14 +170,14 @@ const crPath = "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources"
 // impersonate alice, and cost a SubjectAccessReview each).
 func TestEmulation_ClientCertificateUsersAreAuthenticatedOnce(t *testing.T) {
 	ca := newTestCA(t)
-	g := newIdentityRig(t, ca, Options{Converter: seedConverter(t)}, allowUsers("carol"),
+	g := newIdentityRig(t, ca, Options{Converter: proxytest.SeedConverter(t)}, allowUsers("carol"),
 		"myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
 	alice := ca.client(t, "alice", "team-a")
 	requests := []struct{ method, path, body, contentType string }{
 		{http.MethodGet, crPath + "/a", "", ""},
 		{http.MethodGet, crPath, "", ""},
-		{http.MethodPost, crPath, clientObject, "application/json"},
-		{http.MethodPut, crPath + "/a", clientObject, "application/json"},
+		{http.MethodPost, crPath, proxytest.ClientObject, "application/json"},
+		{http.MethodPut, crPath + "/a", proxytest.ClientObject, "application/json"},
 		{http.MethodPatch, crPath + "/a", `{"spec":{"stateManagement":"ephemeral"}}`, "application/merge-patch+json"},
 	}
 	for _, as := range []struct {
@@ -223,9 +226,9 @@ func TestEmulation_WritesWaitForABackendToAuthenticateTheClient(t *testing.T) {
 				w.WriteHeader(http.StatusCreated)
 				io.WriteString(w, `{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","status":{"userInfo":{"username":"good"}}}`)
 			case auth == "" && anonymous.Load():
-				writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `selfsubjectreviews.authentication.k8s.io is forbidden: User "system:anonymous" cannot create resource`, 0)
+				response.WriteStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `selfsubjectreviews.authentication.k8s.io is forbidden: User "system:anonymous" cannot create resource`, 0)
 			default:
-				writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized", 0)
+				response.WriteStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized", 0)
 			}
 			return
 		}
@@ -235,16 +238,16 @@ func TestEmulation_WritesWaitForABackendToAuthenticateTheClient(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method == http.MethodGet {
-			io.WriteString(w, servedObject)
+			io.WriteString(w, proxytest.ServedObject)
 			return
 		}
 		w.WriteHeader(http.StatusCreated)
 		w.Write(body)
 	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
 	post := func(header ...string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, srv.URL+crPath, strings.NewReader(clientObject))
+		req, err := http.NewRequest(http.MethodPost, srv.URL+crPath, strings.NewReader(proxytest.ClientObject))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,13 +316,13 @@ func TestDiscovery_WebSocketTokenIsPartOfTheAccessCacheKey(t *testing.T) {
 				}
 			}
 			if token != "good" {
-				writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `forbidden: User "system:anonymous" cannot get path "/apis"`, 0)
+				response.WriteStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `forbidden: User "system:anonymous" cannot get path "/apis"`, 0)
 				return
 			}
 		}
 		inner.ServeHTTP(w, r)
 	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
 	ws := "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte("good"))
 	if code, body := get(t, srv.URL+"/apis", "Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Protocol", ws); code != http.StatusOK {
 		t.Fatalf("/apis with a WebSocket token: %d %s", code, body)
@@ -338,7 +341,7 @@ func TestDiscovery_OpenAPIV2IsAuthorizedAsItself(t *testing.T) {
 	inner := f.srv.Config.Handler
 	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/openapi/v2" && r.Header.Get("Authorization") == "Bearer v3-only" {
-			writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `forbidden: User "v3" cannot get path "/openapi/v2"`, 0)
+			response.WriteStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `forbidden: User "v3" cannot get path "/openapi/v2"`, 0)
 			return
 		}
 		if r.URL.Path == "/openapi/v2" && r.Header.Get("Authorization") == "Bearer both" && r.Header.Get("If-None-Match") == "*" {
@@ -346,7 +349,7 @@ func TestDiscovery_OpenAPIV2IsAuthorizedAsItself(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
 	if code, body := get(t, srv.URL+"/openapi/v2", "Authorization", "Bearer v3-only"); code != http.StatusForbidden {
 		t.Errorf("/openapi/v2 for a client allowed /openapi/v3 only: %d %.200s", code, body)
 	}
@@ -363,7 +366,7 @@ func TestDiscovery_OpenAPIV2IsAuthorizedAsItself(t *testing.T) {
 // to authenticate the client first (over HTTP/1.1 the Body is http.NoBody).
 func TestEmulation_ReadsAreNotReviewedOverEitherProtocol(t *testing.T) {
 	ca := newTestCA(t)
-	g := newIdentityRig(t, ca, Options{Converter: seedConverter(t)}, allowUsers(),
+	g := newIdentityRig(t, ca, Options{Converter: proxytest.SeedConverter(t)}, allowUsers(),
 		"myapps.example.com/v1beta1/customresources")
 	for _, h2 := range []bool{false, true} {
 		code, body := g.do(t, nil, h2, http.MethodGet, crPath+"/a", "", "Authorization", "Bearer someone")

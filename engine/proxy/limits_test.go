@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // testUpstreamLimits are the defaults of Options, for backends made
@@ -27,7 +29,7 @@ func startLimitsEnv(t *testing.T, opts Options, sopts ServeOptions) (*badInputEn
 	t.Helper()
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps",
 		"myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
-	opts.Converter = seedConverter(t)
+	opts.Converter = proxytest.SeedConverter(t)
 	p, _ := startProxy(t, opts, f)
 	srv := serveProxy(t, p, sopts)
 	env := &badInputEnv{
@@ -359,16 +361,16 @@ func TestNew_UpstreamConnectionsAreCapped(t *testing.T) {
 // limit, not truncated into a conversion error.
 func TestProxy_MaxObjectBytes(t *testing.T) {
 	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources")
-	big := strings.Replace(servedObject, `"stateless"`, `"stateless","pad":"`+strings.Repeat("x", 4096)+`"`, 1)
+	big := strings.Replace(proxytest.ServedObject, `"stateless"`, `"stateless","pad":"`+strings.Repeat("x", 4096)+`"`, 1)
 	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if strings.HasSuffix(r.URL.Path, "/big") {
 			io.WriteString(w, big)
 			return
 		}
-		io.WriteString(w, servedObject)
+		io.WriteString(w, proxytest.ServedObject)
 	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t), MaxObjectBytes: 4096}, f)
+	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t), MaxObjectBytes: 4096}, f)
 	code, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "")
 	if code != http.StatusOK {
 		t.Fatalf("an object within the limit: %d %s", code, body)
@@ -396,17 +398,5 @@ func TestProxy_MaxObjectBytes_Discovery(t *testing.T) {
 	})
 	if p.Capabilities().Backends[0].Ready {
 		t.Error("a backend whose discovery was not read is ready")
-	}
-}
-
-func TestReadObject(t *testing.T) {
-	for _, n := range []int{0, 9, 10} {
-		if data, err := readObject(bytes.NewReader(make([]byte, n)), 10); err != nil || len(data) != n {
-			t.Errorf("%d bytes, limit 10: %d, %v", n, len(data), err)
-		}
-	}
-	var big *objectTooLargeError
-	if _, err := readObject(bytes.NewReader(make([]byte, 11)), 10); !errors.As(err, &big) {
-		t.Errorf("11 bytes, limit 10: %v", err)
 	}
 }

@@ -118,7 +118,7 @@ func benchMvpctl(b *testing.B, bb *benchBackend) *Proxy {
 	if err := p.WaitReady(ctx); err != nil {
 		b.Fatal(err)
 	}
-	for !p.Serves("", "v1", "configmaps") {
+	for !p.serves(gvr{"", "v1", "configmaps"}) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return p

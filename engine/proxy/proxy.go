@@ -23,6 +23,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/emulation"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -116,7 +118,7 @@ type Rules struct {
 // keeps it to the end: a reload never changes the rules under a request.
 type activeRules struct {
 	routing []compiledRule
-	emu     *emulator // nil without a converter
+	emu     *emulation.Rules // nil without a converter
 }
 
 // Proxy routes Kubernetes API requests to the kube-apiservers that serve
@@ -129,19 +131,16 @@ type Proxy struct {
 	infos   *request.RequestInfoFactory
 	rp      *httputil.ReverseProxy
 	metrics *metrics
+	emu     *emulation.Emulator
 	rr      atomic.Uint64
-	started time.Time
 
 	draining    atomic.Bool           // set by Drain: /readyz fails
 	limits      *bodyLimits           // request body deadline and memory budget
 	access      accessCache           // who may read discovery from the union
 	established *cache.LRUExpireCache // credentials a backend authenticated
-	dataWarn    dataWarnings
 
 	disc      discoveryCache
 	openAPIV2 openAPIV2Cache
-	// openAPIFromV2 caches the OpenAPI v2 form of the Options.OpenAPIV3 documents.
-	openAPIFromV2 sync.Map // path → convertedV2
 
 	mu      sync.Mutex // guards runCtx and pollers
 	runCtx  context.Context
@@ -180,7 +179,6 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
-	limitJSONPatchCopies()
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -192,12 +190,18 @@ func New(opts Options) (*Proxy, error) {
 			APIPrefixes:          sets.NewString("api", "apis"),
 			GrouplessAPIPrefixes: sets.NewString("api"),
 		},
-		started:     time.Now(),
 		pollers:     map[*backend]context.CancelFunc{},
-		dataWarn:    newDataWarnings(),
 		limits:      newBodyLimits(opts.RequestBodyTimeout, opts.MaxBufferedRequestBytes),
 		established: cache.NewLRUExpireCache(maxEstablished),
 	}
+	emu, err := emulation.New(emulationHost{p}, emulation.Options{
+		MaxRequestBodyBytes: opts.MaxRequestBodyBytes, MaxObjectBytes: opts.MaxObjectBytes,
+		OpenAPIV3: opts.OpenAPIV3, Logger: log, Registry: opts.Registry,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.emu = emu
 	if err := p.SetBackends(opts.Backends); err != nil {
 		return nil, err
 	}
@@ -337,11 +341,7 @@ func (p *Proxy) SetRules(r Rules) error {
 		ar.routing = append(ar.routing, compiledRule{rule: rr, pattern: pat})
 	}
 	if r.Converter != nil {
-		// Objects are anyone's to write: a bad round-trip annotation costs
-		// that object its round trip, never the response around it.
-		o := r.Converter.Options()
-		o.InvalidConversionData = p.conversionDataIgnored
-		ar.emu = &emulator{p: p, conv: r.Converter.WithOptions(o)}
+		ar.emu = p.emu.Rules(r.Converter)
 	}
 	p.rules.Store(ar)
 	p.disc.invalidate()
@@ -364,18 +364,6 @@ func (p *Proxy) WaitReady(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
-}
-
-// Serves reports whether a ready backend serves the group/version/resource
-// (resource may be "pods/log"). Emulation uses it to pick a target version.
-func (p *Proxy) Serves(group, version, resource string) bool {
-	k := gvr{group, version, resource}
-	for _, b := range p.list() {
-		if st := b.snapshot(); st.ready && st.caps.serves(k) {
-			return true
-		}
-	}
-	return false
 }
 
 // routeKey is the context key of a request's *route.
@@ -429,12 +417,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if r.Method == http.MethodConnect {
 		rt.decision = decisionProxy
-		writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "CONNECT is not supported: this is a Kubernetes API proxy, not a forward proxy", 0)
+		response.WriteStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "CONNECT is not supported: this is a Kubernetes API proxy, not a forward proxy", 0)
 		return
 	}
 	if name, ok := connectionNamesIdentity(r.Header); ok {
 		rt.decision = decisionProxy
-		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest,
+		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest,
 			fmt.Sprintf("the Connection header names %q: identity headers are end-to-end, not hop-by-hop", name), 0)
 		return
 	}
@@ -442,12 +430,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// httputil.ReverseProxy refuses to forward it and reports an error
 		// that would become a 502; it is the client's malformed request.
 		rt.decision = decisionProxy
-		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprintf("invalid Upgrade protocol %q", up), 0)
+		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprintf("invalid Upgrade protocol %q", up), 0)
 		return
 	}
 	if r.ContentLength > p.opts.MaxRequestBodyBytes {
 		rt.decision = decisionProxy
-		writeStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+		response.WriteStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
 			fmt.Sprintf("the request body is %d bytes, larger than the limit of %d", r.ContentLength, p.opts.MaxRequestBodyBytes), 0)
 		return
 	}
@@ -458,7 +446,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info, err := p.infos.NewRequestInfo(r)
 	if err != nil {
 		rt.decision = decisionProxy
-		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error(), 0)
+		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error(), 0)
 		return
 	}
 	rt.info = info
@@ -508,7 +496,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if info.IsResourceRequest && known {
 			msg = fmt.Sprintf("no ready kube-apiserver serves %s at the moment; it is served by a server that is not ready", rt.key)
 		}
-		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
+		response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
 		return
 	}
 
@@ -544,7 +532,7 @@ func (p *Proxy) refreshAll() {
 
 // unavailableResponse is the proxy's 503 as an upstream response.
 func (p *Proxy) unavailableResponse(req *http.Request, msg string) *http.Response {
-	body := statusBody(http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
+	body := response.StatusBody(http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-cache, private")
@@ -607,17 +595,17 @@ func (p *Proxy) writeBodyError(w http.ResponseWriter, err error) {
 	var budget *bodyBudgetError
 	switch {
 	case asMaxBytes(err, &mbe):
-		writeStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+		response.WriteStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
 			fmt.Sprintf("the request body is larger than the limit of %d bytes", mbe.Limit), 0)
 		return
 	case errors.As(err, &budget):
-		writeStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, budget.Error(), p.opts.RetryAfterSeconds)
+		response.WriteStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, budget.Error(), p.opts.RetryAfterSeconds)
 		return
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		p.limits.writeTimeout(w)
 		return
 	}
-	writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "reading the request body: "+err.Error(), 0)
+	response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "reading the request body: "+err.Error(), 0)
 }
 
 // upgradeProtocol is the protocol a request asks to switch to: its Upgrade

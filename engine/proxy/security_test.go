@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -10,12 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // TestProxy_ImpersonationHeadersNeverRideOnTheProxysIdentity covers the
@@ -136,24 +136,6 @@ func TestProxy_ImpersonationHeadersNeverRideOnTheProxysIdentity(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer for a logger written from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestProxy_CredentialsStayOutOfLogsAndMetrics runs the proxy with a
 // debug-level logger (one line per request, the HTTP server's errors too)
 // and sends requests that carry a bearer token or a client certificate down
@@ -165,7 +147,7 @@ func TestProxy_CredentialsStayOutOfLogsAndMetrics(t *testing.T) {
 		cn    = "cn-secret-4f1d"
 		org   = "org-secret-9b2c"
 	)
-	var logs syncBuffer
+	var logs proxytest.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ca := newTestCA(t)
 	proxyURL, seen, p := startTLSProxyWith(t, ca, func(authorizationv1.ResourceAttributes) bool { return false },

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -35,7 +36,7 @@ func get(t *testing.T, url string, header ...string) (int, string) {
 
 func servedObjectHandler(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, servedObject)
+	io.WriteString(w, proxytest.ServedObject)
 }
 
 func TestSetRules_EmulationFollowsTheRules(t *testing.T) {
@@ -64,7 +65,7 @@ func TestSetRules_EmulationFollowsTheRules(t *testing.T) {
 		t.Errorf("without rules: %d %s, want 404 from the backend", code, body)
 	}
 
-	if err := p.SetRules(Rules{Converter: seedConverter(t)}); err != nil {
+	if err := p.SetRules(Rules{Converter: proxytest.SeedConverter(t)}); err != nil {
 		t.Fatal(err)
 	}
 	if !emulatedInDiscovery() {
@@ -119,7 +120,7 @@ func TestSetRules_BadPatternKeepsTheActiveRules(t *testing.T) {
 // with the set it started with, and both sets emulate the version.
 func TestSetRules_SwapUnderLoad(t *testing.T) {
 	p, url, _ := emulationProxy(t, servedObjectHandler)
-	convs := []*engine.Converter{seedConverter(t), seedConverter(t)}
+	convs := []*engine.Converter{proxytest.SeedConverter(t), proxytest.SeedConverter(t)}
 	obj := url + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

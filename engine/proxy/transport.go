@@ -15,6 +15,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/emulation"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // routingTransport sends a request to the candidates of its route in turn:
@@ -260,7 +263,7 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	case errors.As(err, &ie):
 		rt.err = err
 		p.log.Error("refused to send a request upstream", "path", r.URL.Path, "error", err)
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError,
+		response.WriteStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError,
 			"the proxy refused to send the request: "+err.Error(), 0)
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
@@ -271,12 +274,12 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 		var ue *upstreamError
 		if errors.As(err, &ue) && ue.notSent {
 			rt.decision = decisionUnavailable
-			writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
+			response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
 				"no kube-apiserver could be reached: "+err.Error(), p.opts.RetryAfterSeconds)
 			return
 		}
 		p.log.Warn("upstream request failed", "path", r.URL.Path, "error", err)
-		writeStatus(w, http.StatusBadGateway, metav1.StatusReasonInternalError,
+		response.WriteStatus(w, http.StatusBadGateway, metav1.StatusReasonInternalError,
 			"the connection to the kube-apiserver broke after the request was sent: "+err.Error(), 0)
 	}
 }
@@ -288,10 +291,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	if err := p.keepWatchEventsWhole(resp); err != nil {
 		return err
 	}
-	if em := emulationFrom(resp.Request.Context()); em != nil {
-		return em.convertResponse(resp)
-	}
-	return nil
+	return emulation.ConvertResponse(resp)
 }
 
 func (p *Proxy) keepWatchEventsWhole(resp *http.Response) error {

@@ -1,14 +1,12 @@
-package proxy
+package emulation
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -19,6 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -71,16 +70,16 @@ func (em *emulation) patch(w http.ResponseWriter, r *http.Request, path string, 
 	if mt == "application/apply-patch+yaml" {
 		conv, st := em.requestObject(ctx, body, contentType)
 		if st != nil {
-			writeStatusError(w, st)
+			st.write(w)
 			return
 		}
 		in := em.innerRequest(context.WithValue(ctx, emulationKey{}, em), r, http.MethodPatch, path, query, conv, "application/apply-patch+yaml", accept)
-		em.e.p.ServeHTTP(w, in)
+		em.host().ServeInner(w, in)
 		return
 	}
 	apply, st := em.patcher(mt, body)
 	if st != nil {
-		writeStatusError(w, st)
+		st.write(w)
 		return
 	}
 	run := &patchRun{em: em, r: r, path: path, apply: apply}
@@ -97,7 +96,7 @@ type patchRun struct {
 	readQuery, writeQuery url.Values
 	apply                 func([]byte) ([]byte, *statusError)
 	// res is the last answer: the read's, the proxy's own, or the write's.
-	res *bufferedResponse
+	res *response.Buffered
 	// raced is the resourceVersion read before a write that failed.
 	raced string
 }
@@ -108,11 +107,11 @@ type patchRun struct {
 func (run *patchRun) attempt() error {
 	em, ctx := run.em, run.r.Context()
 	cur := em.do(em.innerRequest(ctx, run.r, http.MethodGet, run.path, run.readQuery, nil, "", "application/json"))
-	if cur.code != http.StatusOK {
+	if cur.Code != http.StatusOK {
 		run.res = cur
 		return nil
 	}
-	served, readRV, st := em.readServed(cur.body.Bytes())
+	served, readRV, st := em.readServed(cur.Body.Bytes())
 	if st == nil && run.res != nil && readRV == run.raced {
 		return nil // unchanged since the failed write: its answer is the client's
 	}
@@ -128,7 +127,7 @@ func (run *patchRun) attempt() error {
 	run.res = em.do(em.innerRequest(ctx, run.r, http.MethodPatch, run.path, run.writeQuery, ops, "application/json-patch+json", "application/json"))
 	// A failed test of the resourceVersion is a 422; a write of another
 	// resourceVersion, a 409.
-	if !clientRV && (run.res.code == http.StatusConflict || run.res.code == http.StatusUnprocessableEntity) {
+	if !clientRV && (run.res.Code == http.StatusConflict || run.res.Code == http.StatusUnprocessableEntity) {
 		run.raced = readRV
 		return errPatchRaced
 	}
@@ -165,7 +164,7 @@ func (em *emulation) readServed(data []byte) (map[string]any, string, *statusErr
 // of its own, which the JSON patch then writes (a conflict if it is not
 // the current one).
 func (em *emulation) patchOps(ctx context.Context, served map[string]any, readRV string, apply func([]byte) ([]byte, *statusError)) (ops []byte, clientRV bool, st *statusError) {
-	old, err := em.e.conv.Convert(ctx, rules.DeepCopyJSON(served).(map[string]any), em.t.requested)
+	old, err := em.rules.conv.Convert(ctx, rules.DeepCopyJSON(served).(map[string]any), em.t.requested)
 	if err != nil {
 		return nil, false, conversionFailed(err)
 	}
@@ -177,11 +176,11 @@ func (em *emulation) patchOps(ctx context.Context, served map[string]any, readRV
 	if st != nil {
 		return nil, false, st
 	}
-	if int64(len(patched)) > em.e.p.opts.MaxRequestBodyBytes {
+	if int64(len(patched)) > em.rules.e.opts.MaxRequestBodyBytes {
 		// The apiserver's answer for a body over its limit: the patched
 		// object is what would be written.
 		return nil, false, &statusError{http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
-			fmt.Sprintf("Request entity too large: limit is %d", em.e.p.opts.MaxRequestBodyBytes)}
+			fmt.Sprintf("Request entity too large: limit is %d", em.rules.e.opts.MaxRequestBodyBytes)}
 	}
 	obj, err := engine.DecodeObject(patched)
 	if err != nil {
@@ -195,7 +194,7 @@ func (em *emulation) patchOps(ctx context.Context, served map[string]any, readRV
 	if !clientRV {
 		setResourceVersion(obj, readRV)
 	}
-	fwd, err := em.e.conv.Convert(ctx, obj, em.t.served)
+	fwd, err := em.rules.conv.Convert(ctx, obj, em.t.served)
 	if err != nil {
 		if errors.As(err, new(*engine.ProgramTimeoutError)) {
 			return nil, false, conversionFailed(err)
@@ -227,23 +226,25 @@ func clientPrecondition(obj map[string]any, readRV string) bool {
 
 // writePatchResult answers the client: the served version's answer to the
 // write (or the read), a success converted to the requested version.
-func (em *emulation) writePatchResult(ctx context.Context, w http.ResponseWriter, res *bufferedResponse) {
-	if res.code >= 200 && res.code < 300 {
-		out, st := em.convertObjectBytes(ctx, res.body.Bytes())
+func (em *emulation) writePatchResult(ctx context.Context, w http.ResponseWriter, res *response.Buffered) {
+	if res.Code >= 200 && res.Code < 300 {
+		out, st := em.convertObjectBytes(ctx, res.Body.Bytes())
 		if st != nil {
-			writeStatusError(w, st)
+			st.write(w)
 			return
 		}
-		res.body.Reset()
-		res.body.Write(out)
+		res.Body.Reset()
+		res.Body.Write(out)
 	}
-	res.writeTo(w)
+	res.CopyTo(w)
 }
 
 // statusResponse is an emulation's own error as a buffered answer.
-func statusResponse(st *statusError) *bufferedResponse {
-	b := &bufferedResponse{header: http.Header{"Content-Type": {"application/json"}}, code: st.code}
-	b.body.Write(statusBody(st.code, st.reason, st.message, 0))
+func statusResponse(st *statusError) *response.Buffered {
+	b := response.NewBuffered()
+	b.Header().Set("Content-Type", "application/json")
+	b.Code = st.code
+	b.Body.Write(response.StatusBody(st.code, st.reason, st.message, 0))
 	return b
 }
 
@@ -329,44 +330,12 @@ func setResourceVersion(obj map[string]any, rv string) {
 	m["resourceVersion"] = rv
 }
 
-// bufferedResponse is an inner request's answer held in memory.
-type bufferedResponse struct {
-	header http.Header
-	code   int
-	body   bytes.Buffer
-}
-
-func (b *bufferedResponse) Header() http.Header { return b.header }
-func (b *bufferedResponse) WriteHeader(code int) {
-	if b.code == 0 {
-		b.code = code
-	}
-}
-func (b *bufferedResponse) Write(p []byte) (int, error) {
-	if b.code == 0 {
-		b.code = http.StatusOK
-	}
-	return b.body.Write(p)
-}
-func (b *bufferedResponse) Flush() {}
-
-func (b *bufferedResponse) writeTo(w http.ResponseWriter) {
-	for _, k := range []string{"Content-Type", "Audit-Id", "Warning", "Retry-After", "Cache-Control"} {
-		if v, ok := b.header[k]; ok {
-			w.Header()[k] = v
-		}
-	}
-	w.Header().Set("Content-Length", strconv.Itoa(b.body.Len()))
-	w.WriteHeader(b.code)
-	_, _ = w.Write(b.body.Bytes())
-}
-
 // do runs an inner request through the proxy and keeps its answer.
-func (em *emulation) do(r *http.Request) *bufferedResponse {
-	b := &bufferedResponse{header: http.Header{}}
-	em.e.p.ServeHTTP(b, r)
-	if b.code == 0 {
-		b.code = http.StatusOK
+func (em *emulation) do(r *http.Request) *response.Buffered {
+	b := response.NewBuffered()
+	em.host().ServeInner(b, r)
+	if b.Code == 0 {
+		b.Code = http.StatusOK
 	}
 	return b
 }

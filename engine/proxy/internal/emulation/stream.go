@@ -1,4 +1,4 @@
-package proxy
+package emulation
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // pipeBody is a response body produced by a goroutine that converts the
@@ -200,7 +201,7 @@ func (em *emulation) streamWatch(ctx context.Context, src io.Reader, dst io.Writ
 }
 
 func writeWatchError(dst io.Writer, err error) error {
-	st := statusBody(http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: "+err.Error(), 0)
+	st := response.StatusBody(http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: "+err.Error(), 0)
 	ev := append([]byte(`{"type":"ERROR","object":`), st[:len(st)-1]...)
 	ev = append(ev, "}\n"...)
 	_, werr := dst.Write(ev)
