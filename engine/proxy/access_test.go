@@ -31,7 +31,7 @@ func TestDiscovery_OnlyForClientsTheClusterAnswers(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 
 	code, body := get(t, srv.URL+"/apis", "Authorization", "Bearer denied")
 	if code != http.StatusForbidden || !strings.Contains(body, `cannot get path \"/apis\"`) {

@@ -48,7 +48,7 @@ func startBadInputEnv(t *testing.T) *badInputEnv {
 	t.Helper()
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps", "v1/pods", "v1/pods/exec",
 		"myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
-	p, _ := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
+	p, _ := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 	srv := serveProxy(t, p, ServeOptions{ReadHeaderTimeout: 200 * time.Millisecond})
 	env := &badInputEnv{
 		addr: srv.Addr().String(),

@@ -43,7 +43,8 @@
 //
 // # Version emulation
 //
-// With a converter ([Options.Converter], [Proxy.SetRules]), a request for a group/version/resource that no
+// With a converter ([Rules.Converter], given in [Options.Rules] or to
+// [Proxy.SetRules]), a request for a group/version/resource that no
 // ready backend serves, and that the migration rules lead to a version a
 // ready backend does serve, is emulated: its URL is rewritten to the served
 // version, create and update bodies are converted forward, merge, strategic

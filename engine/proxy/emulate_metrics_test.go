@@ -44,7 +44,7 @@ func TestEmulation_MetricsNameTheBackend(t *testing.T) {
 		io.WriteString(w, proxytest.ServedObject)
 	})
 	reg := prometheus.NewRegistry()
-	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t), Registry: reg}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, Registry: reg}, f)
 	obj := srv.URL + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
 	if code, _, body := doJSON(t, "GET", obj, ""); code != http.StatusOK {
 		t.Fatalf("GET: %d %s", code, body)

@@ -116,7 +116,7 @@ const (
 
 func TestEmulation_OpenAPIFromTheCRDsOldVersion(t *testing.T) {
 	c := newCRDBackend(t, proxytest.SeedCRD)
-	p, base := c.start(t, Options{Converter: proxytest.SeedConverter(t)})
+	p, base := c.start(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}})
 
 	// /openapi/v3 lists v1alpha1; its document is built from the CRD's
 	// v1alpha1 schema by apiextensions-apiserver's builder.
@@ -205,7 +205,7 @@ func TestEmulation_OpenAPIFromCRDWithoutTheVersion(t *testing.T) {
 	crd := proxytest.SeedCRD[:strings.Index(proxytest.SeedCRD, "  - name: v1alpha1")]
 	for name, c := range map[string]*crdBackend{"version gone": newCRDBackend(t, crd), "no CRD": newCRDBackend(t, "")} {
 		t.Run(name, func(t *testing.T) {
-			_, base := c.start(t, Options{Converter: proxytest.SeedConverter(t)})
+			_, base := c.start(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}})
 			if u, ok := openAPIV3Index(t, base)[alphaPath]; ok {
 				t.Errorf("the index lists %s: %s", alphaPath, u)
 			}
@@ -223,7 +223,7 @@ func TestEmulation_OpenAPIFromCRDWithoutTheVersion(t *testing.T) {
 func TestEmulation_OpenAPIFromCRDRetriesAFailedRead(t *testing.T) {
 	c := newCRDBackend(t, proxytest.SeedCRD)
 	c.fail.Store(1)
-	_, base := c.start(t, Options{Converter: proxytest.SeedConverter(t)})
+	_, base := c.start(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}})
 	if _, ok := openAPIV3Index(t, base)[alphaPath]; ok {
 		t.Error("listed although the CRD could not be read")
 	}
@@ -240,7 +240,7 @@ func TestEmulation_OpenAPIFromCRDRetriesAFailedRead(t *testing.T) {
 func TestEmulation_OpenAPIFromFlagWinsOverTheCRD(t *testing.T) {
 	given := []byte(`{"openapi":"3.0.0","info":{"title":"given","version":"1"},"paths":{"/apis/myapps.example.com/v1alpha1/namespaces/{namespace}/customresources/{name}":{"get":{"responses":{"200":{"description":"OK","content":{"application/json":{"schema":{"$ref":"#/components/schemas/given.Customresource"}}}}}}}},"components":{"schemas":{"given.Customresource":{"type":"object","description":"from the flag"}}}}`)
 	c := newCRDBackend(t, proxytest.SeedCRD)
-	_, base := c.start(t, Options{Converter: proxytest.SeedConverter(t), OpenAPIV3: map[string][]byte{alphaPath: given}})
+	_, base := c.start(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, OpenAPIV3: map[string][]byte{alphaPath: given}})
 	u := openAPIV3Index(t, base)[alphaPath]
 	if code, _, body := doJSON(t, "GET", base+u, ""); code != http.StatusOK || string(body) != string(given) {
 		t.Errorf("%d %s", code, body)

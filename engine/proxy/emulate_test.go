@@ -22,7 +22,7 @@ func emulationProxy(t *testing.T, h http.HandlerFunc) (*Proxy, string, *fakeAPIS
 	t.Helper()
 	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
 	f.setHandler(h)
-	p, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
+	p, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 	return p, srv.URL, f
 }
 
@@ -97,7 +97,7 @@ func TestEmulation_ServedVersionIsNotEmulated(t *testing.T) {
 func TestEmulation_OpenAPIV3DocumentOfEmulatedVersion(t *testing.T) {
 	doc := []byte(`{"openapi":"3.0.0","paths":{"/apis/myapps.example.com/v1alpha1/namespaces/{namespace}/customresources":{}},"components":{"schemas":{}}}`)
 	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources")
-	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t), OpenAPIV3: map[string][]byte{"apis/myapps.example.com/v1alpha1": doc}}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, OpenAPIV3: map[string][]byte{"apis/myapps.example.com/v1alpha1": doc}}, f)
 	code, _, body := doJSON(t, "GET", srv.URL+"/openapi/v3", "")
 	var index struct {
 		Paths map[string]struct{ ServerRelativeURL string }

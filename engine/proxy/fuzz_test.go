@@ -224,7 +224,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 	b.BearerToken = fuzzProxyToken
 	p, err := New(Options{
 		Backends:               []Backend{b},
-		Converter:              conv,
+		Rules:                  Rules{Converter: conv},
 		ImpersonateClientCerts: true,
 		HealthInterval:         time.Second,
 	})

@@ -170,7 +170,7 @@ const crPath = "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources"
 // impersonate alice, and cost a SubjectAccessReview each).
 func TestEmulation_ClientCertificateUsersAreAuthenticatedOnce(t *testing.T) {
 	ca := newTestCA(t)
-	g := newIdentityRig(t, ca, Options{Converter: proxytest.SeedConverter(t)}, allowUsers("carol"),
+	g := newIdentityRig(t, ca, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, allowUsers("carol"),
 		"myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
 	alice := ca.client(t, "alice", "team-a")
 	requests := []struct{ method, path, body, contentType string }{
@@ -244,7 +244,7 @@ func TestEmulation_WritesWaitForABackendToAuthenticateTheClient(t *testing.T) {
 		w.WriteHeader(http.StatusCreated)
 		w.Write(body)
 	})
-	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 	post := func(header ...string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodPost, srv.URL+crPath, strings.NewReader(proxytest.ClientObject))
@@ -322,7 +322,7 @@ func TestDiscovery_WebSocketTokenIsPartOfTheAccessCacheKey(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 	ws := "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte("good"))
 	if code, body := get(t, srv.URL+"/apis", "Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Protocol", ws); code != http.StatusOK {
 		t.Fatalf("/apis with a WebSocket token: %d %s", code, body)
@@ -349,7 +349,7 @@ func TestDiscovery_OpenAPIV2IsAuthorizedAsItself(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 	if code, body := get(t, srv.URL+"/openapi/v2", "Authorization", "Bearer v3-only"); code != http.StatusForbidden {
 		t.Errorf("/openapi/v2 for a client allowed /openapi/v3 only: %d %.200s", code, body)
 	}
@@ -366,7 +366,7 @@ func TestDiscovery_OpenAPIV2IsAuthorizedAsItself(t *testing.T) {
 // to authenticate the client first (over HTTP/1.1 the Body is http.NoBody).
 func TestEmulation_ReadsAreNotReviewedOverEitherProtocol(t *testing.T) {
 	ca := newTestCA(t)
-	g := newIdentityRig(t, ca, Options{Converter: proxytest.SeedConverter(t)}, allowUsers(),
+	g := newIdentityRig(t, ca, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, allowUsers(),
 		"myapps.example.com/v1beta1/customresources")
 	for _, h2 := range []bool{false, true} {
 		code, body := g.do(t, nil, h2, http.MethodGet, crPath+"/a", "", "Authorization", "Bearer someone")

@@ -29,7 +29,7 @@ func startLimitsEnv(t *testing.T, opts Options, sopts ServeOptions) (*badInputEn
 	t.Helper()
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps",
 		"myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
-	opts.Converter = proxytest.SeedConverter(t)
+	opts.Rules.Converter = proxytest.SeedConverter(t)
 	p, _ := startProxy(t, opts, f)
 	srv := serveProxy(t, p, sopts)
 	env := &badInputEnv{
@@ -370,7 +370,7 @@ func TestProxy_MaxObjectBytes(t *testing.T) {
 		}
 		io.WriteString(w, proxytest.ServedObject)
 	})
-	_, srv := startProxy(t, Options{Converter: proxytest.SeedConverter(t), MaxObjectBytes: 4096}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, MaxObjectBytes: 4096}, f)
 	code, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "")
 	if code != http.StatusOK {
 		t.Fatalf("an object within the limit: %d %s", code, body)

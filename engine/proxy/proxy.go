@@ -41,8 +41,10 @@ const replayLimit = 1 << 20
 type Options struct {
 	// Backends are the kube-apiservers. At least one is required.
 	Backends []Backend
-	// RoutingRules order the candidates for a request (apiRoutingRules).
-	RoutingRules []rules.RoutingRule
+	// Rules are the initial routing rules and converter; [Proxy.SetRules]
+	// replaces them. The zero value routes without preferences and
+	// emulates nothing.
+	Rules Rules
 	// RefreshInterval is how often each backend's discovery is read again.
 	// Zero means 30s. Discovery is also read when a backend becomes ready, when
 	// its version changes and when it answers 404 for a resource it listed.
@@ -87,12 +89,6 @@ type Options struct {
 	// Registry receives the proxy's metrics. Nil means a private registry,
 	// still served by [Proxy.MetricsHandler].
 	Registry *prometheus.Registry
-	// Converter serves the API versions of its migration rules that no ready
-	// backend serves, converting requests and responses to a version a
-	// backend does serve (see docs/emulation.md). Nil means no emulation.
-	// RoutingRules and Converter are the initial [Rules]; [Proxy.SetRules]
-	// replaces them.
-	Converter *engine.Converter
 	// OpenAPIV3 holds OpenAPI v3 documents of versions that may be emulated,
 	// keyed by their /openapi/v3 path (apis/policy/v1beta1), e.g. from an
 	// older cluster or release ([OpenAPIV3Path] finds the key). A document is
@@ -109,8 +105,9 @@ type Options struct {
 type Rules struct {
 	// Routing orders the candidates for a request (apiRoutingRules).
 	Routing []rules.RoutingRule
-	// Converter emulates the versions its migration rules lead from; nil
-	// means no emulation.
+	// Converter serves the API versions of its migration rules that no
+	// ready backend serves, converting requests and responses to a version
+	// a backend does serve (see docs/emulation.md). Nil means no emulation.
 	Converter *engine.Converter
 }
 
@@ -205,7 +202,7 @@ func New(opts Options) (*Proxy, error) {
 	if err := p.SetBackends(opts.Backends); err != nil {
 		return nil, err
 	}
-	if err := p.SetRules(Rules{Routing: opts.RoutingRules, Converter: opts.Converter}); err != nil {
+	if err := p.SetRules(opts.Rules); err != nil {
 		return nil, err
 	}
 	m, err := newMetrics(opts.Registry, p)

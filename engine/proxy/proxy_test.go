@@ -79,7 +79,7 @@ func TestProxy_RetriesRefusedConnectionOnAnotherBackend(t *testing.T) {
 	// Prefer the backend that will refuse, so it is the first candidate.
 	p, srv := startProxy(t, Options{
 		HealthInterval: 1e9 * 3600,
-		RoutingRules:   []rules.RoutingRule{{APIGroup: "", Resource: "configmaps", PreferAPIServerVersion: "v1.36.y"}},
+		Rules:          Rules{Routing: []rules.RoutingRule{{APIGroup: "", Resource: "configmaps", PreferAPIServerVersion: "v1.36.y"}}},
 	}, gone, alive)
 	gone.srv.Close() // the port now refuses connections; the proxy has not noticed yet
 
@@ -105,7 +105,7 @@ func TestProxy_RetriesStreamedBodyNotYetRead(t *testing.T) {
 	alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
 	_, srv := startProxy(t, Options{
 		HealthInterval: 1e9 * 3600,
-		RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+		Rules:          Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}}},
 	}, gone, alive)
 	gone.srv.Close()
 
@@ -129,9 +129,9 @@ func TestProxy_RetriesStreamedBodyNotYetRead(t *testing.T) {
 func TestProxy_RoutingRulePrefersServerVersion(t *testing.T) {
 	old := newFake(t, "old", "v1.35.4", "apps/v1/deployments")
 	neu := newFake(t, "new", "v1.36.3", "apps/v1/deployments")
-	_, srv := startProxy(t, Options{RoutingRules: []rules.RoutingRule{
+	_, srv := startProxy(t, Options{Rules: Rules{Routing: []rules.RoutingRule{
 		{APIGroup: "apps", Resource: "deployments", ClientVersion: "v1", PreferAPIServerVersion: "v1.36.y"},
-	}}, old, neu)
+	}}}, old, neu)
 	for range 20 {
 		_, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/apps/v1/namespaces/x/deployments", "")
 		if b := answeredBy(t, body); b != "new" {
@@ -474,7 +474,7 @@ func TestProxy_RetriesUnansweredRequestOnReusedConnection(t *testing.T) {
 	alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
 	p, srv := startProxy(t, Options{
 		HealthInterval: 1e9 * 3600,
-		RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+		Rules:          Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}}},
 	}, closing, alive)
 	// Open a keep-alive connection to the closing backend.
 	if _, _, body := doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", ""); answeredBy(t, body) != "closing" {
@@ -501,7 +501,7 @@ func TestProxy_DoesNotRepeatJSONPatchOrGenerateName(t *testing.T) {
 			alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
 			_, srv := startProxy(t, Options{
 				HealthInterval: 1e9 * 3600,
-				RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+				Rules:          Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}}},
 			}, closing, alive)
 			doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", "")
 			req, _ := http.NewRequest(tc.method, srv.URL+cmPath, strings.NewReader(tc.body))
@@ -574,7 +574,7 @@ func TestProxy_OutstandingCountersReturnToZero(t *testing.T) {
 	a := newFake(t, "a", "v1.35.4", "v1/configmaps")
 	p, srv := startProxy(t, Options{
 		HealthInterval: 1e9 * 3600,
-		RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+		Rules:          Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}}},
 	}, gone, a)
 	gone.srv.Close()
 	for range 5 {

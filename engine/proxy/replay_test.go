@@ -81,7 +81,7 @@ func TestProxy_UnansweredProtobufCreateIsRepeatedOnlyWithAName(t *testing.T) {
 			alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
 			_, srv := startProxy(t, Options{
 				HealthInterval: 1e9 * 3600,
-				RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+				Rules:          Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}}},
 			}, closing, alive)
 			doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", "") // a keep-alive connection to closing
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+cmPath, bytes.NewReader(protobufConfigMap(t, tc.meta)))

@@ -79,7 +79,7 @@ func TestSetRules_EmulationFollowsTheRules(t *testing.T) {
 func TestSetRules_RoutingRules(t *testing.T) {
 	old := newFake(t, "old", "v1.35.4", "v1/configmaps")
 	cur := newFake(t, "new", "v1.36.3", "v1/configmaps")
-	p, srv := startProxy(t, Options{RoutingRules: []rules.RoutingRule{{Resource: "configmaps", PreferAPIServerVersion: "v1.35.y"}}}, old, cur)
+	p, srv := startProxy(t, Options{Rules: Rules{Routing: []rules.RoutingRule{{Resource: "configmaps", PreferAPIServerVersion: "v1.35.y"}}}}, old, cur)
 	sendTo := func() string {
 		before := old.hits.Load()
 		if code, body := get(t, srv.URL+"/api/v1/namespaces/default/configmaps/x"); code != http.StatusOK {
