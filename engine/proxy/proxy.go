@@ -405,98 +405,122 @@ const (
 	decisionEmulated    = "emulated"    // converted to and from a served version
 )
 
-// ServeHTTP routes one request.
+// ServeHTTP routes one request: the proxy answers what it answers itself
+// (refusals, its health, discovery), emulates a version no ready backend
+// serves, and forwards the rest to the candidates of its route.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	rt := &route{start: time.Now(), decision: decisionLocal}
 	defer func() { p.observe(rec, r, rt) }()
 	w = rec
 
-	if r.Method == http.MethodConnect {
+	var answered bool
+	if r, answered = p.serveItself(w, r, rt); answered {
 		rt.decision = decisionProxy
-		response.WriteStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "CONNECT is not supported: this is a Kubernetes API proxy, not a forward proxy", 0)
 		return
 	}
-	if name, ok := connectionNamesIdentity(r.Header); ok {
-		rt.decision = decisionProxy
-		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest,
-			fmt.Sprintf("the Connection header names %q: identity headers are end-to-end, not hop-by-hop", name), 0)
-		return
+	rt.longRunning = isLongRunning(r, rt.info)
+	if rt.longRunning {
+		var stop func()
+		r, stop = p.endAtStop(r)
+		defer stop()
 	}
-	if up := upgradeProtocol(r.Header); up != "" && !printableASCII(up) {
-		// httputil.ReverseProxy refuses to forward it and reports an error
-		// that would become a 502; it is the client's malformed request.
-		rt.decision = decisionProxy
-		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprintf("invalid Upgrade protocol %q", up), 0)
-		return
-	}
-	if r.ContentLength > p.opts.MaxRequestBodyBytes {
-		rt.decision = decisionProxy
-		response.WriteStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
-			fmt.Sprintf("the request body is %d bytes, larger than the limit of %d", r.ContentLength, p.opts.MaxRequestBodyBytes), 0)
-		return
-	}
-	if p.serveHealth(w, r) {
-		rt.decision = decisionProxy
-		return
+	p.forward(w, r, rt)
+}
+
+// serveItself answers the requests the proxy answers itself: those it
+// refuses, its own /livez and /readyz, and discovery. It reports true when
+// it has answered; otherwise it returns r carrying the client's identity,
+// with rt.info and rt.id set.
+func (p *Proxy) serveItself(w http.ResponseWriter, r *http.Request, rt *route) (*http.Request, bool) {
+	if p.refuse(w, r) || p.serveHealth(w, r) {
+		return r, true
 	}
 	info, err := p.infos.NewRequestInfo(r)
 	if err != nil {
-		rt.decision = decisionProxy
 		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error(), 0)
-		return
+		return r, true
 	}
 	rt.info = info
 	withID, ok := p.identify(w, r)
 	if !ok {
-		rt.decision = decisionProxy
-		return
+		return r, true
 	}
 	r, rt.id = withID, identityFrom(withID.Context())
-	if p.serveDiscovery(w, r, info) {
-		rt.decision = decisionProxy
-		return
-	}
-	rt.longRunning = isLongRunning(r, info)
-	if rt.longRunning {
-		// Watches, logs and upgraded connections end when the proxy stops
-		// (Run's context), as kube-apiserver ends them at shutdown: clients
-		// resume elsewhere instead of holding the shutdown until its grace
-		// period runs out.
-		if stopping := p.stopping(); stopping != nil {
-			ctx, cancel := context.WithCancel(r.Context())
-			defer cancel()
-			defer context.AfterFunc(stopping, cancel)()
-			r = r.WithContext(ctx)
-		}
-	}
+	return r, p.serveDiscovery(w, r, info)
+}
 
+// refuse answers the requests the proxy does not forward whatever they
+// ask for, and reports whether r is one.
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodConnect {
+		response.WriteStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "CONNECT is not supported: this is a Kubernetes API proxy, not a forward proxy", 0)
+		return true
+	}
+	if name, ok := connectionNamesIdentity(r.Header); ok {
+		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest,
+			fmt.Sprintf("the Connection header names %q: identity headers are end-to-end, not hop-by-hop", name), 0)
+		return true
+	}
+	if up := upgradeProtocol(r.Header); up != "" && !printableASCII(up) {
+		// httputil.ReverseProxy refuses to forward it and reports an error
+		// that would become a 502; it is the client's malformed request.
+		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprintf("invalid Upgrade protocol %q", up), 0)
+		return true
+	}
+	if r.ContentLength > p.opts.MaxRequestBodyBytes {
+		response.WriteStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+			fmt.Sprintf("the request body is %d bytes, larger than the limit of %d", r.ContentLength, p.opts.MaxRequestBodyBytes), 0)
+		return true
+	}
+	return false
+}
+
+// endAtStop ends a long-running request (a watch, logs, an upgraded
+// connection) when the proxy stops (Run's context), as kube-apiserver ends
+// them at shutdown: clients resume elsewhere instead of holding the
+// shutdown until its grace period runs out. stop releases what it holds.
+func (p *Proxy) endAtStop(r *http.Request) (_ *http.Request, stop func()) {
+	stopping := p.stopping()
+	if stopping == nil {
+		return r, func() {}
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	unhook := context.AfterFunc(stopping, cancel)
+	return r.WithContext(ctx), func() {
+		unhook()
+		cancel()
+	}
+}
+
+// forward routes a request to a backend: to the candidates of its route,
+// by emulation when no ready backend serves its version, or to no one (a
+// 503) when no ready backend can take it.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, rt *route) {
+	info := rt.info
 	if info.IsResourceRequest {
 		rt.key = gvr{info.APIGroup, info.APIVersion, info.Resource}
 		if info.Subresource != "" {
 			rt.key.resource += "/" + info.Subresource
 		}
 	}
-	ar := p.rules.Load()
-	cands, decision, known := p.candidates(ar, rt.key, info, r)
-	rt.candidates, rt.decision, rt.known = cands, decision, known
+	rt.candidates, rt.decision, rt.known = p.candidates(p.rules.Load(), rt.key, info, r)
 	// A version no ready backend serves is emulated when the rules lead from
 	// it to a version a ready backend serves: one nobody lists, and one whose
 	// servers are all down, such as the last old server of a rolling upgrade.
-	if info.IsResourceRequest && (!known || len(cands) == 0) && p.emulate(w, r, info, rt) {
+	if info.IsResourceRequest && (!rt.known || len(rt.candidates) == 0) && p.emulate(w, r, info, rt) {
 		rt.decision = decisionEmulated
 		return
 	}
-	if len(cands) == 0 {
+	if len(rt.candidates) == 0 {
 		rt.decision = decisionUnavailable
 		msg := "no kube-apiserver is ready"
-		if info.IsResourceRequest && known {
+		if info.IsResourceRequest && rt.known {
 			msg = fmt.Sprintf("no ready kube-apiserver serves %s at the moment; it is served by a server that is not ready", rt.key)
 		}
 		response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
 		return
 	}
-
 	if r.Body != nil && r.Body != http.NoBody {
 		done, err := p.prepareBody(w, r, rt)
 		defer done()

@@ -47,22 +47,8 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if rt.id.proxy {
 			b.setIdentity(out.Header)
 		}
-		var wrote, reused, answered atomic.Bool
-		trace := &httptrace.ClientTrace{
-			// net/http retries on a new connection a request it could not
-			// write on a reused one (headers buffered, flush failed): what
-			// counts is the last connection's story, so each one starts it
-			// afresh.
-			GetConn: func(string) {
-				wrote.Store(false)
-				reused.Store(false)
-				answered.Store(false)
-			},
-			GotConn:              func(ci httptrace.GotConnInfo) { reused.Store(ci.Reused) },
-			WroteHeaders:         func() { wrote.Store(true) },
-			GotFirstResponseByte: func() { answered.Store(true) },
-		}
-		out = out.WithContext(httptrace.WithClientTrace(out.Context(), trace))
+		var conn connStory
+		out = out.WithContext(httptrace.WithClientTrace(out.Context(), conn.trace()))
 
 		rt.backend = b
 		rt.attempts++
@@ -78,8 +64,8 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			if req.Context().Err() != nil {
 				return nil, err
 			}
-			notSent := !wrote.Load()
-			unanswered := reused.Load() && !answered.Load() && isConnectionClosed(err)
+			notSent := !conn.wrote.Load()
+			unanswered := conn.reused.Load() && !conn.answered.Load() && isConnectionClosed(err)
 			if notSent || unanswered {
 				b.markDown(err.Error())
 			}
@@ -113,19 +99,44 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		rt.received = time.Now()
 		rt.status = resp.StatusCode
-		if resp.StatusCode == http.StatusSwitchingProtocols {
-			if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
-				resp.Body = &countedConn{ReadWriteCloser: rwc, counter: counter}
-				return resp, nil
-			}
-		}
-		resp.Body = &countedBody{rc: resp.Body, counter: counter}
+		countUntilClosed(resp, counter)
 		return resp, nil
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no backend could take the request")
 	}
 	return nil, &upstreamError{backend: rt.backend.name, err: lastErr, notSent: true}
+}
+
+// connStory is what happened to the connection of one attempt.
+type connStory struct{ wrote, reused, answered atomic.Bool }
+
+// trace records the story. net/http retries on a new connection a request
+// it could not write on a reused one (headers buffered, flush failed): what
+// counts is the last connection's story, so each one starts it afresh.
+func (c *connStory) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GetConn: func(string) {
+			c.wrote.Store(false)
+			c.reused.Store(false)
+			c.answered.Store(false)
+		},
+		GotConn:              func(ci httptrace.GotConnInfo) { c.reused.Store(ci.Reused) },
+		WroteHeaders:         func() { c.wrote.Store(true) },
+		GotFirstResponseByte: func() { c.answered.Store(true) },
+	}
+}
+
+// countUntilClosed makes resp take counter, an outstanding-request count,
+// back down once its body (or upgraded connection) is closed.
+func countUntilClosed(resp *http.Response, counter *atomic.Int64) {
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
+			resp.Body = &countedConn{ReadWriteCloser: rwc, counter: counter}
+			return
+		}
+	}
+	resp.Body = &countedBody{rc: resp.Body, counter: counter}
 }
 
 // safeToRepeat: a read (GET/HEAD, not an upgrade) may be sent again even when

@@ -164,30 +164,8 @@ func (em *emulation) readServed(data []byte) (map[string]any, string, *statusErr
 // of its own, which the JSON patch then writes (a conflict if it is not
 // the current one).
 func (em *emulation) patchOps(ctx context.Context, served map[string]any, readRV string, apply func([]byte) ([]byte, *statusError)) (ops []byte, clientRV bool, st *statusError) {
-	old, err := em.rules.conv.Convert(ctx, rules.DeepCopyJSON(served).(map[string]any), em.t.requested)
-	if err != nil {
-		return nil, false, conversionFailed(err)
-	}
-	oldJSON, err := engine.EncodeObject(old)
-	if err != nil {
-		return nil, false, conversionFailed(err)
-	}
-	patched, st := apply(oldJSON)
+	obj, st := em.patchedOld(ctx, served, apply)
 	if st != nil {
-		return nil, false, st
-	}
-	if int64(len(patched)) > em.rules.e.opts.MaxRequestBodyBytes {
-		// The apiserver's answer for a body over its limit: the patched
-		// object is what would be written.
-		return nil, false, &statusError{http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
-			fmt.Sprintf("Request entity too large: limit is %d", em.rules.e.opts.MaxRequestBodyBytes)}
-	}
-	obj, err := engine.DecodeObject(patched)
-	if err != nil {
-		return nil, false, &statusError{http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "the patched object is not a JSON object: " + err.Error()}
-	}
-	if st := em.checkTypeMeta(obj); st != nil {
-		st.message = "the patch changes apiVersion or kind: " + st.message
 		return nil, false, st
 	}
 	clientRV = clientPrecondition(obj, readRV)
@@ -213,6 +191,39 @@ func (em *emulation) patchOps(ctx context.Context, served map[string]any, readRV
 		return nil, false, conversionFailed(err)
 	}
 	return ops, clientRV, nil
+}
+
+// patchedOld is the old-version view of served with the patch applied,
+// within the bounds of what may be written: its size, its version and
+// kind.
+func (em *emulation) patchedOld(ctx context.Context, served map[string]any, apply func([]byte) ([]byte, *statusError)) (map[string]any, *statusError) {
+	old, err := em.rules.conv.Convert(ctx, rules.DeepCopyJSON(served).(map[string]any), em.t.requested)
+	if err != nil {
+		return nil, conversionFailed(err)
+	}
+	oldJSON, err := engine.EncodeObject(old)
+	if err != nil {
+		return nil, conversionFailed(err)
+	}
+	patched, st := apply(oldJSON)
+	if st != nil {
+		return nil, st
+	}
+	if limit := em.rules.e.opts.MaxRequestBodyBytes; int64(len(patched)) > limit {
+		// The apiserver's answer for a body over its limit: the patched
+		// object is what would be written.
+		return nil, &statusError{http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+			fmt.Sprintf("Request entity too large: limit is %d", limit)}
+	}
+	obj, err := engine.DecodeObject(patched)
+	if err != nil {
+		return nil, &statusError{http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "the patched object is not a JSON object: " + err.Error()}
+	}
+	if st := em.checkTypeMeta(obj); st != nil {
+		st.message = "the patch changes apiVersion or kind: " + st.message
+		return nil, st
+	}
+	return obj, nil
 }
 
 // clientPrecondition says whether a patched object names a resourceVersion
