@@ -84,15 +84,9 @@ func newCapabilities(groups []apidiscoveryv2.APIGroupDiscovery, aggregated bool)
 }
 
 // fetchDoc GETs path with the proxy's identity, revalidating a cached copy
-// with If-None-Match so that an unchanged document costs a 304.
-func (b *backend) fetchDoc(ctx context.Context, path, accept string) (body []byte, contentType string, err error) {
-	body, contentType, _, err = b.fetchDocETag(ctx, path, accept)
-	return body, contentType, err
-}
-
-// fetchDocETag is fetchDoc that also returns the document's ETag (empty when
-// the server sends none).
-func (b *backend) fetchDocETag(ctx context.Context, path, accept string) (body []byte, contentType, etag string, err error) {
+// with If-None-Match so that an unchanged document costs a 304. etag is
+// empty when the server sends none.
+func (b *backend) fetchDoc(ctx context.Context, path, accept string) (body []byte, contentType, etag string, err error) {
 	key := path + "\x00" + accept
 	b.mu.Lock()
 	cached, ok := b.etags[key]
@@ -150,7 +144,7 @@ func isAggregated(contentType string) bool {
 
 // fetchVersion reads /version.
 func (b *backend) fetchVersion(ctx context.Context) (*apimachineryversion.Info, *version.Version, error) {
-	body, _, err := b.fetchDoc(ctx, "/version", "application/json")
+	body, _, _, err := b.fetchDoc(ctx, "/version", "application/json")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +165,7 @@ func (b *backend) fetchCapabilities(ctx context.Context) (*capabilities, error) 
 	var groups []apidiscoveryv2.APIGroupDiscovery
 	aggregated := true
 	for _, root := range []string{"/api", "/apis"} {
-		body, ct, err := b.fetchDoc(ctx, root, aggregatedAccept)
+		body, ct, _, err := b.fetchDoc(ctx, root, aggregatedAccept)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +191,7 @@ func (b *backend) fetchCapabilities(ctx context.Context) (*capabilities, error) 
 
 // fetchOpenAPIV3Index reads /openapi/v3; a server without it has none.
 func (b *backend) fetchOpenAPIV3Index(ctx context.Context) map[string]string {
-	body, _, err := b.fetchDoc(ctx, "/openapi/v3", "application/json")
+	body, _, _, err := b.fetchDoc(ctx, "/openapi/v3", "application/json")
 	if err != nil {
 		return nil
 	}
@@ -259,7 +253,7 @@ func (b *backend) fetchLegacy(ctx context.Context, root string, body []byte) ([]
 	}
 	for i, ps := range paths {
 		for _, p := range ps {
-			body, _, err := b.fetchDoc(ctx, p.path, "application/json")
+			body, _, _, err := b.fetchDoc(ctx, p.path, "application/json")
 			if err != nil {
 				return nil, err
 			}

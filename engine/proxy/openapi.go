@@ -57,7 +57,7 @@ func (p *Proxy) mergedOpenAPIV2(ctx context.Context, wantProto bool) ([]byte, st
 	var docs [][]byte
 	var key strings.Builder
 	for _, b := range ready {
-		body, _, etag, err := b.fetchDocETag(ctx, "/openapi/v2", "application/json")
+		body, _, etag, err := b.fetchDoc(ctx, "/openapi/v2", "application/json")
 		if err != nil {
 			continue // a server that cannot answer now leaves the union
 		}

@@ -220,7 +220,7 @@ func New(opts Options) (*Proxy, error) {
 		// Content-Length) are flushed after every write whatever this says;
 		// FlushInterval -1 would also flush each write of a response whose
 		// length is known, which costs HTTP/2 clients a frame write (a
-		// syscall) per write for nothing: about 15% of the CPU per GET.
+		// syscall) per write for nothing (BENCHMARKS.md, "What was tried").
 		FlushInterval:  0,
 		ErrorHandler:   p.upstreamErrorHandler,
 		ModifyResponse: p.modifyResponse,
@@ -615,7 +615,7 @@ func (p *Proxy) writeBodyError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	var budget *bodyBudgetError
 	switch {
-	case asMaxBytes(err, &mbe):
+	case errors.As(err, &mbe):
 		response.WriteStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
 			fmt.Sprintf("the request body is larger than the limit of %d bytes", mbe.Limit), 0)
 		return

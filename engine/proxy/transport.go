@@ -257,8 +257,6 @@ func (e *upstreamError) Error() string {
 
 func (e *upstreamError) Unwrap() error { return e.err }
 
-func asMaxBytes(err error, target **http.MaxBytesError) bool { return errors.As(err, target) }
-
 // errorHandler answers for a request that got no response: 413 for a body
 // over the limit, 500 for a request refused for want of its client's
 // identity, 503 with Retry-After when the request was never sent (the client
@@ -269,7 +267,7 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	var mbe *http.MaxBytesError
 	var ie *identityError
 	switch {
-	case asMaxBytes(err, &mbe):
+	case errors.As(err, &mbe):
 		p.writeBodyError(w, err)
 	case errors.As(err, &ie):
 		rt.err = err

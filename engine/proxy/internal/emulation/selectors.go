@@ -26,7 +26,7 @@ func (em *emulation) rewriteSelectors(q url.Values) error {
 	if fs == "" && ls == "" {
 		return nil
 	}
-	progs, _, _, err := em.rules.conv.Path(em.t.requested.WithKind(em.t.kind), em.t.served)
+	progs, _, err := em.rules.conv.Path(em.t.requested.WithKind(em.t.kind), em.t.served)
 	if err != nil {
 		return err
 	}

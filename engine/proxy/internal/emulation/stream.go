@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -165,10 +164,7 @@ func (em *emulation) streamWatch(ctx context.Context, src io.Reader, dst io.Writ
 	for {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil
-			}
-			return nil
+			return nil // the end of the stream, or a broken one: it ends cleanly
 		}
 		ev, err := engine.DecodeObject(raw)
 		if err != nil {

@@ -80,8 +80,8 @@ func (rs *Rules) nearest(from schema.GroupVersion, served []listedAt) int {
 		if s.gv == from || s.res.ResponseKind == nil {
 			continue
 		}
-		progs, _, ok, err := rs.conv.Path(from.WithKind(s.res.ResponseKind.Kind), s.gv)
-		if !ok || err != nil || len(progs) == 0 {
+		progs, _, err := rs.conv.Path(from.WithKind(s.res.ResponseKind.Kind), s.gv)
+		if err != nil || len(progs) == 0 {
 			continue
 		}
 		if best < 0 || len(progs) < bestHops {
