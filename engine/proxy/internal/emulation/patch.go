@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -49,6 +51,11 @@ func limitJSONPatchCopies() {
 // the write of a patch: it is read and patched again.
 var errPatchRaced = errors.New("the object changed while it was patched")
 
+// raced is the conflict retry.RetryOnConflict retries on.
+func (em *emulation) raced() error {
+	return apierrors.NewConflict(schema.GroupResource{Group: em.t.served.Group, Resource: em.t.resource}, em.info.Name, errPatchRaced)
+}
+
 // patch applies a patch written against the requested version.
 //
 // A server-side apply body is a whole old-version object: it is converted
@@ -84,7 +91,7 @@ func (em *emulation) patch(w http.ResponseWriter, r *http.Request, path string, 
 	}
 	run := &patchRun{em: em, r: r, path: path, apply: apply}
 	run.readQuery, run.writeQuery = patchQueries(query)
-	_ = retry.OnError(retry.DefaultRetry, func(err error) bool { return err == errPatchRaced }, run.attempt)
+	_ = retry.RetryOnConflict(retry.DefaultRetry, run.attempt)
 	em.writePatchResult(ctx, w, run.res)
 }
 
@@ -102,8 +109,8 @@ type patchRun struct {
 }
 
 // attempt reads the served object, patches it and writes the change. It
-// returns errPatchRaced when the write failed the way a write after
-// another writer's does and the patch has no precondition of its own.
+// returns a conflict (errPatchRaced) when the write failed the way a write
+// after another writer's does and the patch has no precondition of its own.
 func (run *patchRun) attempt() error {
 	em, ctx := run.em, run.r.Context()
 	cur := em.do(em.innerRequest(ctx, run.r, http.MethodGet, run.path, run.readQuery, nil, "", "application/json"))
@@ -129,7 +136,7 @@ func (run *patchRun) attempt() error {
 	// resourceVersion, a 409.
 	if !clientRV && (run.res.Code == http.StatusConflict || run.res.Code == http.StatusUnprocessableEntity) {
 		run.raced = readRV
-		return errPatchRaced
+		return run.em.raced()
 	}
 	return nil
 }
