@@ -3,7 +3,6 @@ package proxy
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -63,21 +62,6 @@ func startBadInputEnv(t *testing.T) *badInputEnv {
 	t.Cleanup(env.h2.CloseIdleConnections)
 	t.Cleanup(env.h1.CloseIdleConnections)
 	return env
-}
-
-// serveProxy serves p on a loopback TLS listener until the test ends.
-func serveProxy(t *testing.T, p *Proxy, opts ServeOptions) *Server {
-	t.Helper()
-	opts.Listen = "127.0.0.1:0"
-	srv, err := NewServer(p, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return srv
 }
 
 func (e *badInputEnv) url(path string) string { return "https://" + e.addr + path }
@@ -241,7 +225,10 @@ func TestProxy_BadInput(t *testing.T) {
 		}},
 		{"100 MiB body, length declared", func(t *testing.T) {
 			body := &patternReader{n: 100 << 20}
-			req, _ := http.NewRequest(http.MethodPost, env.url(plainCMs), body)
+			req, err := http.NewRequest(http.MethodPost, env.url(plainCMs), body)
+			if err != nil {
+				t.Fatal(err)
+			}
 			req.ContentLength = body.n
 			resp, err := env.h2.Do(req)
 			if err != nil {
@@ -292,7 +279,10 @@ func TestProxy_BadInput(t *testing.T) {
 		}},
 		{"100 MiB body, chunked, emulated path, HTTP/2", func(t *testing.T) {
 			body := &patternReader{n: 100 << 20}
-			req, _ := http.NewRequest(http.MethodPost, env.url(emulatedCRs), io.NopCloser(body))
+			req, err := http.NewRequest(http.MethodPost, env.url(emulatedCRs), io.NopCloser(body))
+			if err != nil {
+				t.Fatal(err)
+			}
 			req.ContentLength = -1
 			resp, err := env.h2.Do(req)
 			if err != nil {
@@ -335,7 +325,10 @@ func TestProxy_BadInput(t *testing.T) {
 					w.Header().Set("Content-Type", "application/json")
 					io.WriteString(w, `{"kind":"ConfigMap"}`)
 				})
-				req, _ := http.NewRequest(http.MethodGet, env.url(plainCMs+"/many"), nil)
+				req, err := http.NewRequest(http.MethodGet, env.url(plainCMs+"/many"), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
 				for i := range 10000 {
 					req.Header.Set(fmt.Sprintf("X-Many-%05d", i), "v")
 				}

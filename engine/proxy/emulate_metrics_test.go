@@ -46,18 +46,12 @@ func TestEmulation_MetricsNameTheBackend(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, Registry: reg}, f)
 	obj := srv.URL + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
-	if code, _, body := doJSON(t, "GET", obj, ""); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", obj, "")); code != http.StatusOK {
 		t.Fatalf("GET: %d %s", code, body)
 	}
-	req, _ := http.NewRequest("PATCH", obj, strings.NewReader(`{"spec":{"config":{"legacyTimeout":60}}}`))
-	req.Header.Set("Content-Type", "application/merge-patch+json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("PATCH: %d", resp.StatusCode)
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "PATCH", obj, `{"spec":{"config":{"legacyTimeout":60}}}`, "Content-Type", "application/merge-patch+json"))
+	if code != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", code, body)
 	}
 	got := requestCounts(t, reg)
 	for _, verb := range []string{"get", "patch"} {

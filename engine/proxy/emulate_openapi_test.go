@@ -62,7 +62,7 @@ func newCRDBackend(t *testing.T, crd string) *crdBackend {
 // start runs a proxy with the proxy's own token in front of the backend.
 func (c *crdBackend) start(t *testing.T, opts Options) (*Proxy, string) {
 	t.Helper()
-	b := c.f.backend()
+	b := c.f.backend(t)
 	b.BearerToken = "proxy-token"
 	opts.Backends = append(opts.Backends, b)
 	p, srv := startProxy(t, opts)
@@ -71,7 +71,7 @@ func (c *crdBackend) start(t *testing.T, opts Options) (*Proxy, string) {
 
 func openAPIV3Index(t *testing.T, base string) map[string]string {
 	t.Helper()
-	code, _, body := doJSON(t, "GET", base+"/openapi/v3", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+"/openapi/v3", ""))
 	if code == http.StatusNotFound {
 		return nil // no backend has an index, and nothing is emulated
 	}
@@ -101,12 +101,12 @@ type openAPIV2Doc struct {
 
 func getOpenAPIV2(t *testing.T, base string) (openAPIV2Doc, string) {
 	t.Helper()
-	resp, body := getWith(t, base+"/openapi/v2", "application/json", "")
+	code, hdr, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, base+"/openapi/v2", "", "Accept", "application/json"))
 	var doc openAPIV2Doc
-	if err := json.Unmarshal(body, &doc); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("/openapi/v2: %d %v: %.300s", resp.StatusCode, err, body)
+	if err := json.Unmarshal(body, &doc); err != nil || code != http.StatusOK {
+		t.Fatalf("/openapi/v2: %d %v: %.300s", code, err, body)
 	}
-	return doc, resp.Header.Get("ETag")
+	return doc, hdr.Get("ETag")
 }
 
 const (
@@ -124,7 +124,7 @@ func TestEmulation_OpenAPIFromTheCRDsOldVersion(t *testing.T) {
 	if !strings.HasPrefix(u, "/openapi/v3/"+alphaPath+"?hash=") {
 		t.Fatalf("the index does not list %s: %q", alphaPath, u)
 	}
-	code, _, body := doJSON(t, "GET", base+u, "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+u, ""))
 	if code != http.StatusOK {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -158,10 +158,10 @@ func TestEmulation_OpenAPIFromTheCRDsOldVersion(t *testing.T) {
 		doc.Paths["/apis/myapps.example.com/v1alpha1/namespaces/{namespace}/customresources/{name}"] == nil {
 		t.Errorf("/openapi/v2 lacks the emulated version: %v", doc.Definitions[alphaModel])
 	}
-	resp, pbBody := getWith(t, base+"/openapi/v2", apidoc.OpenAPIV2Protobuf, "")
+	code, _, pbBody := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, base+"/openapi/v2", "", "Accept", apidoc.OpenAPIV2Protobuf))
 	var pb openapiv2.Document
-	if err := proto.Unmarshal(pbBody, &pb); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("protobuf: %d %v", resp.StatusCode, err)
+	if err := proto.Unmarshal(pbBody, &pb); err != nil || code != http.StatusOK {
+		t.Fatalf("protobuf: %d %v", code, err)
 	}
 	found := false
 	for _, d := range pb.GetDefinitions().GetAdditionalProperties() {
@@ -242,7 +242,7 @@ func TestEmulation_OpenAPIFromFlagWinsOverTheCRD(t *testing.T) {
 	c := newCRDBackend(t, proxytest.SeedCRD)
 	_, base := c.start(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, OpenAPIV3: map[string][]byte{alphaPath: given}})
 	u := openAPIV3Index(t, base)[alphaPath]
-	if code, _, body := doJSON(t, "GET", base+u, ""); code != http.StatusOK || string(body) != string(given) {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+u, "")); code != http.StatusOK || string(body) != string(given) {
 		t.Errorf("%d %s", code, body)
 	}
 	doc, _ := getOpenAPIV2(t, base)

@@ -28,7 +28,10 @@ func emulationProxy(t *testing.T, h http.HandlerFunc) (*Proxy, string, *fakeAPIS
 
 func TestEmulation_DiscoveryListsEmulatedVersionLast(t *testing.T) {
 	_, url, _ := emulationProxy(t, nil)
-	req, _ := http.NewRequest("GET", url+"/apis", nil)
+	req, err := http.NewRequest("GET", url+"/apis", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Header.Set("Accept", aggregatedAccept)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -70,11 +73,11 @@ func TestEmulation_DiscoveryListsEmulatedVersionLast(t *testing.T) {
 	if diff := cmp.Diff([]string{"v1beta1", "v1alpha1"}, versions); diff != "" {
 		t.Errorf("versions (-want +got):\n%s", diff)
 	}
-	code, _, body := doJSON(t, "GET", url+"/apis/myapps.example.com/v1alpha1", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1", ""))
 	if code != 200 || !strings.Contains(string(body), `"groupVersion":"myapps.example.com/v1alpha1"`) || !strings.Contains(string(body), `"name":"customresources"`) {
 		t.Errorf("legacy discovery: %d %s", code, body)
 	}
-	code, _, body = doJSON(t, "GET", url+"/apis/myapps.example.com", "")
+	code, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com", ""))
 	if code != 200 || !strings.Contains(string(body), `"preferredVersion":{"groupVersion":"myapps.example.com/v1beta1"`) {
 		t.Errorf("the emulated version must not be preferred: %d %s", code, body)
 	}
@@ -87,7 +90,7 @@ func TestEmulation_ServedVersionIsNotEmulated(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, proxytest.ServedObject)
 	})
-	code, _, body := doJSON(t, "GET", url+"/apis/myapps.example.com/v1beta1/namespaces/ns/customresources/a", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1beta1/namespaces/ns/customresources/a", ""))
 	if code != 200 || path != "/apis/myapps.example.com/v1beta1/namespaces/ns/customresources/a" {
 		t.Fatalf("%d %s", code, path)
 	}
@@ -98,7 +101,7 @@ func TestEmulation_OpenAPIV3DocumentOfEmulatedVersion(t *testing.T) {
 	doc := []byte(`{"openapi":"3.0.0","paths":{"/apis/myapps.example.com/v1alpha1/namespaces/{namespace}/customresources":{}},"components":{"schemas":{}}}`)
 	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources")
 	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, OpenAPIV3: map[string][]byte{"apis/myapps.example.com/v1alpha1": doc}}, f)
-	code, _, body := doJSON(t, "GET", srv.URL+"/openapi/v3", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", srv.URL+"/openapi/v3", ""))
 	var index struct {
 		Paths map[string]struct{ ServerRelativeURL string }
 	}
@@ -109,7 +112,7 @@ func TestEmulation_OpenAPIV3DocumentOfEmulatedVersion(t *testing.T) {
 	if !strings.HasPrefix(u, "/openapi/v3/apis/myapps.example.com/v1alpha1?hash=") {
 		t.Fatalf("index: %s", body)
 	}
-	code, _, body = doJSON(t, "GET", srv.URL+u, "")
+	code, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", srv.URL+u, ""))
 	if code != 200 || string(body) != string(doc) {
 		t.Errorf("%d %s", code, body)
 	}
@@ -122,16 +125,9 @@ func TestEmulation_GetIsConvertedAndCountedOnce(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, proxytest.ServedObject)
 	})
-	req, _ := http.NewRequest("GET", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", nil)
-	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("%d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	code, hdr, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "", "Accept", "application/vnd.kubernetes.protobuf, application/json"))
+	if code != 200 || hdr.Get("Content-Type") != "application/json" {
+		t.Fatalf("%d %s: %s", code, hdr.Get("Content-Type"), body)
 	}
 	if gotPath != "/apis/myapps.example.com/v1beta1/namespaces/ns/customresources/a" || gotAccept != "application/json" {
 		t.Errorf("backend got %s with Accept %q", gotPath, gotAccept)

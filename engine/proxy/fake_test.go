@@ -20,6 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/mvpctl/mvpctl/engine/proxy/internal/apidoc"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // fakeAPIServer answers the endpoints the proxy polls (/readyz, /version,
@@ -50,8 +51,12 @@ func newFake(t *testing.T, name, gitVersion string, served ...string) *fakeAPISe
 	return f
 }
 
-func (f *fakeAPIServer) backend() Backend {
-	u, _ := url.Parse(f.srv.URL)
+func (f *fakeAPIServer) backend(t testing.TB) Backend {
+	t.Helper()
+	u, err := url.Parse(f.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return Backend{Name: f.name, URL: u}
 }
 
@@ -284,7 +289,7 @@ func (f *fakeAPIServer) groups() []apidiscoveryv2.APIGroupDiscovery {
 func startProxy(t *testing.T, opts Options, fakes ...*fakeAPIServer) (*Proxy, *httptest.Server) {
 	t.Helper()
 	for _, f := range fakes {
-		opts.Backends = append(opts.Backends, f.backend())
+		opts.Backends = append(opts.Backends, f.backend(t))
 	}
 	if opts.HealthInterval == 0 {
 		opts.HealthInterval = 20 * time.Millisecond
@@ -296,7 +301,7 @@ func startProxy(t *testing.T, opts Options, fakes ...*fakeAPIServer) (*Proxy, *h
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	p.Run(ctx)
-	waitFor(t, "all backends ready", func() bool {
+	proxytest.Poll(t, "all backends ready", func() bool {
 		for _, b := range p.Capabilities().Backends {
 			if !b.Ready {
 				return false
@@ -309,42 +314,8 @@ func startProxy(t *testing.T, opts Options, fakes ...*fakeAPIServer) (*Proxy, *h
 	return p, srv
 }
 
-// waitFor polls cond for up to 10 seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 type echo struct {
 	Backend, Method, Path, Body string
-}
-
-func doJSON(t *testing.T, method, url, body string) (int, http.Header, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, data
 }
 
 func answeredBy(t *testing.T, data []byte) string {
@@ -354,4 +325,35 @@ func answeredBy(t *testing.T, data []byte) string {
 		t.Fatalf("not an echo: %s", data)
 	}
 	return e.Backend
+}
+
+// serve runs srv until the test ends and waits for it to stop, so that no
+// goroutine of it outlives the test.
+func serve(t testing.TB, srv *Server) *Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ctx); err != nil {
+			t.Errorf("serving: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return srv
+}
+
+// serveProxy serves h on a loopback TLS listener of opts until the test
+// ends.
+func serveProxy(t testing.TB, h http.Handler, opts ServeOptions) *Server {
+	t.Helper()
+	opts.Listen = "127.0.0.1:0"
+	srv, err := NewServer(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, srv)
 }

@@ -220,7 +220,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b := h.fake.backend()
+	b := h.fake.backend(tb)
 	b.BearerToken = fuzzProxyToken
 	p, err := New(Options{
 		Backends:               []Backend{b},

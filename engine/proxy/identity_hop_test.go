@@ -34,7 +34,7 @@ func allowUsers(names ...string) func(authorizationv1.ResourceAttributes) bool {
 func TestProxy_ConnectionHeaderCannotDropTheIdentity(t *testing.T) {
 	ca := newTestCA(t)
 	g := newIdentityRig(t, ca, Options{}, allowUsers("carol"), "v1/configmaps")
-	alice := ca.client(t, "alice", "team-a")
+	alice := ca.issue(t, "alice", []string{"team-a"}).tls
 	tests := []struct {
 		name   string
 		cert   *tls.Certificate
@@ -75,7 +75,7 @@ func TestProxy_ConnectionHeaderCannotDropTheIdentity(t *testing.T) {
 func TestProxy_UpgradeCarriesTheIdentity(t *testing.T) {
 	ca := newTestCA(t)
 	g := newIdentityRig(t, ca, Options{}, allowUsers(), "v1/pods", "v1/pods/exec")
-	alice := ca.client(t, "alice", "team-a")
+	alice := ca.issue(t, "alice", []string{"team-a"}).tls
 	const exec = "/api/v1/namespaces/x/pods/p/exec?command=ls&stdout=true"
 
 	code, body := g.upgrade(t, &alice, exec, "Connection", "Upgrade, Impersonate-User, Impersonate-Group", "Upgrade", "SPDY/3.1")
@@ -108,7 +108,7 @@ func TestProxy_UpgradeCarriesTheIdentity(t *testing.T) {
 func TestProxy_FrontProxyHeadersNeverReachTheBackend(t *testing.T) {
 	ca := newTestCA(t)
 	g := newIdentityRig(t, ca, Options{}, allowUsers(), "v1/configmaps")
-	alice := ca.client(t, "alice")
+	alice := ca.issue(t, "alice", nil).tls
 	forged := []string{"X-Remote-User", "system:admin", "X-Remote-Group", "system:masters", "X-Remote-Extra-Scopes", "all", "x-remote-uid", "0"}
 	for _, h2 := range []bool{true, false} {
 		for _, cert := range []*tls.Certificate{nil, &alice} {
@@ -138,7 +138,7 @@ func TestProxy_ImpersonatedExtraKeysAreReadAsTheAPIServerReadsThem(t *testing.T)
 		return a.Resource == "users" && a.Name == "carol" ||
 			a.Resource == "userextras" && a.Subresource == "example.com/scopes" && a.Name == "read"
 	}, "v1/configmaps")
-	alice := ca.client(t, "alice")
+	alice := ca.issue(t, "alice", nil).tls
 	for _, header := range []string{"Impersonate-Extra-Example.com%2fscopes", "Impersonate-Extra-EXAMPLE.COM%2FSCOPES"} {
 		code, body := g.do(t, &alice, true, http.MethodGet, cmPath+"/x", "", "Impersonate-User", "carol", header, "read")
 		if code != http.StatusOK {
@@ -172,7 +172,7 @@ func TestEmulation_ClientCertificateUsersAreAuthenticatedOnce(t *testing.T) {
 	ca := newTestCA(t)
 	g := newIdentityRig(t, ca, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, allowUsers("carol"),
 		"myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
-	alice := ca.client(t, "alice", "team-a")
+	alice := ca.issue(t, "alice", []string{"team-a"}).tls
 	requests := []struct{ method, path, body, contentType string }{
 		{http.MethodGet, crPath + "/a", "", ""},
 		{http.MethodGet, crPath, "", ""},
@@ -278,7 +278,7 @@ func TestEmulation_WritesWaitForABackendToAuthenticateTheClient(t *testing.T) {
 		t.Errorf("three writes with a good token: %d reviews in all, %d writes; want 2 (the first review remembered) and 3", reviews.Load(), writes.Load())
 	}
 	// Reads need no conversion of a body: no review.
-	if code, body := get(t, srv.URL+crPath+"/a", "Authorization", "Bearer bad"); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+crPath+"/a", "", "Authorization", "Bearer bad")); code != http.StatusOK {
 		t.Fatalf("a read: %d %s", code, body)
 	}
 	if reviews.Load() != 2 {
@@ -324,10 +324,10 @@ func TestDiscovery_WebSocketTokenIsPartOfTheAccessCacheKey(t *testing.T) {
 	})
 	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 	ws := "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte("good"))
-	if code, body := get(t, srv.URL+"/apis", "Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Protocol", ws); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis", "", "Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Protocol", ws)); code != http.StatusOK {
 		t.Fatalf("/apis with a WebSocket token: %d %s", code, body)
 	}
-	if code, body := get(t, srv.URL+"/apis"); code != http.StatusForbidden {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis", "")); code != http.StatusForbidden {
 		t.Errorf("/apis without credentials after a WebSocket token's: %d %s", code, body)
 	}
 }
@@ -350,10 +350,10 @@ func TestDiscovery_OpenAPIV2IsAuthorizedAsItself(t *testing.T) {
 		inner.ServeHTTP(w, r)
 	})
 	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
-	if code, body := get(t, srv.URL+"/openapi/v2", "Authorization", "Bearer v3-only"); code != http.StatusForbidden {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/openapi/v2", "", "Authorization", "Bearer v3-only")); code != http.StatusForbidden {
 		t.Errorf("/openapi/v2 for a client allowed /openapi/v3 only: %d %.200s", code, body)
 	}
-	if code, body := get(t, srv.URL+"/openapi/v2", "Authorization", "Bearer both"); code != http.StatusOK || !strings.Contains(body, `"swagger"`) {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/openapi/v2", "", "Authorization", "Bearer both")); code != http.StatusOK || !strings.Contains(string(body), `"swagger"`) {
 		t.Errorf("/openapi/v2 for an allowed client: %d %.200s", code, body)
 	}
 	if conditional.Load() != 1 {

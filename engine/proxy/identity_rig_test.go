@@ -70,7 +70,7 @@ func newIdentityRig(t *testing.T, ca *testCA, opts Options, allow func(authoriza
 		t.Fatal(err)
 	}
 	opts.Backends = []Backend{{Name: "tls", URL: u, BearerToken: rigProxyToken, TLS: &tls.Config{
-		RootCAs: roots, Certificates: []tls.Certificate{ca.client(t, "mvpctl-proxy")},
+		RootCAs: roots, Certificates: []tls.Certificate{ca.issue(t, "mvpctl-proxy", nil).tls},
 	}}}
 	opts.HealthInterval = 20 * time.Millisecond
 	opts.ImpersonateClientCerts = true
@@ -84,11 +84,7 @@ func newIdentityRig(t *testing.T, ca *testCA, opts Options, allow func(authoriza
 	if err := p.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(p, ServeOptions{Listen: "127.0.0.1:0", ClientCA: ca.pool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ctx)
+	srv := serveProxy(t, p, ServeOptions{ClientCA: ca.pool})
 	g.p, g.url = p, "https://"+srv.Addr().String()
 	return g
 }

@@ -93,7 +93,7 @@ func TestProxy_MaxBufferedRequestBytes_SlowBodiesGet429(t *testing.T) {
 	var slow []net.Conn
 	for i := 1; i <= holders; i++ {
 		slow = append(slow, env.slowBody(t, plainCMs, bodySize))
-		waitFor(t, fmt.Sprintf("%d slow bodies to hold the budget", i), func() bool {
+		proxytest.Poll(t, fmt.Sprintf("%d slow bodies to hold the budget", i), func() bool {
 			return env.p.limits.held.Load() == int64(i)*share
 		})
 	}
@@ -126,7 +126,7 @@ func TestProxy_MaxBufferedRequestBytes_SlowBodiesGet429(t *testing.T) {
 	for _, conn := range slow {
 		conn.Close()
 	}
-	waitFor(t, "closed connections to return their share", func() bool { return env.p.limits.held.Load() == 0 })
+	proxytest.Poll(t, "closed connections to return their share", func() bool { return env.p.limits.held.Load() == 0 })
 }
 
 // A body that stops arriving ends at the deadline with 408 and returns its
@@ -173,7 +173,7 @@ func TestProxy_RequestBodyTimeout_SlowBodyGets408(t *testing.T) {
 			wantStatus(t, http.StatusRequestTimeout, resp.StatusCode, body)
 		})
 	}
-	waitFor(t, "the budget to be returned", func() bool { return env.p.limits.held.Load() == 0 })
+	proxytest.Poll(t, "the budget to be returned", func() bool { return env.p.limits.held.Load() == 0 })
 	env.checkServes(t)
 }
 
@@ -217,7 +217,7 @@ func (w *deadlineWriter) SetReadDeadline(t time.Time) error {
 // reads its end; and not touched again when the handler is done.
 func TestPrepareBody_LiftsTheDeadlineAtTheEndOfTheBody(t *testing.T) {
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps")
-	p, err := New(Options{Backends: []Backend{f.backend()}})
+	p, err := New(Options{Backends: []Backend{f.backend(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestServer_MaxConnections_ExtraConnectionWaits(t *testing.T) {
 		answered.Store(true)
 		third <- code
 	}()
-	waitFor(t, "the listener to wait for a free connection, or the third connection to be answered", func() bool {
+	proxytest.Poll(t, "the listener to wait for a free connection, or the third connection to be answered", func() bool {
 		return srv.ln.waiting.Load() || answered.Load()
 	})
 	if answered.Load() {
@@ -339,7 +339,7 @@ func TestNew_UpstreamConnectionsAreCapped(t *testing.T) {
 		{Options{}, DefaultMaxUpstreamConnsPerBackend, 256},
 		{Options{MaxUpstreamConnsPerBackend: 100}, 100, 100},
 	} {
-		tc.opts.Backends = []Backend{f.backend()}
+		tc.opts.Backends = []Backend{f.backend(t)}
 		p, err := New(tc.opts)
 		if err != nil {
 			t.Fatal(err)
@@ -352,7 +352,7 @@ func TestNew_UpstreamConnectionsAreCapped(t *testing.T) {
 			}
 		}
 	}
-	if _, err := New(Options{Backends: []Backend{f.backend()}, MaxRequestBodyBytes: 4 << 20, MaxBufferedRequestBytes: 4 << 20}); err == nil {
+	if _, err := New(Options{Backends: []Backend{f.backend(t)}, MaxRequestBodyBytes: 4 << 20, MaxBufferedRequestBytes: 4 << 20}); err == nil {
 		t.Error("a budget of buffered bytes no larger than one body was accepted")
 	}
 }
@@ -371,11 +371,11 @@ func TestProxy_MaxObjectBytes(t *testing.T) {
 		io.WriteString(w, proxytest.ServedObject)
 	})
 	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, MaxObjectBytes: 4096}, f)
-	code, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", ""))
 	if code != http.StatusOK {
 		t.Fatalf("an object within the limit: %d %s", code, body)
 	}
-	code, _, body = doJSON(t, http.MethodGet, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/big", "")
+	code, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/big", ""))
 	st := wantStatus(t, http.StatusInternalServerError, code, body)
 	if !strings.Contains(st.Message, "--max-object-bytes") {
 		t.Errorf("the Status does not name the limit: %s", st.Message)
@@ -386,14 +386,14 @@ func TestProxy_MaxObjectBytes(t *testing.T) {
 // error that names the limit.
 func TestProxy_MaxObjectBytes_Discovery(t *testing.T) {
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps", "v1/pods", "v1/secrets", "apps/v1/deployments")
-	p, err := New(Options{Backends: []Backend{f.backend()}, HealthInterval: 20 * time.Millisecond, MaxObjectBytes: 256})
+	p, err := New(Options{Backends: []Backend{f.backend(t)}, HealthInterval: 20 * time.Millisecond, MaxObjectBytes: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	p.Run(ctx)
-	waitFor(t, "the discovery error", func() bool {
+	proxytest.Poll(t, "the discovery error", func() bool {
 		return strings.Contains(p.Capabilities().Backends[0].LastError, "--max-object-bytes")
 	})
 	if p.Capabilities().Backends[0].Ready {

@@ -30,8 +30,8 @@ func TestProxy_ImpersonationHeadersNeverRideOnTheProxysIdentity(t *testing.T) {
 	proxyURL, seen := startTLSProxy(t, ca, func(a authorizationv1.ResourceAttributes) bool {
 		return a.Resource == "users" && a.Name == "carol"
 	})
-	alice := ca.client(t, "alice", "team-a")
-	noCN := ca.client(t, "", "team-a")
+	alice := ca.issue(t, "alice", []string{"team-a"}).tls
+	noCN := ca.issue(t, "", []string{"team-a"}).tls
 	tests := []struct {
 		name    string
 		cert    *tls.Certificate
@@ -81,7 +81,10 @@ func TestProxy_ImpersonationHeadersNeverRideOnTheProxysIdentity(t *testing.T) {
 				if proto != "h2" {
 					tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 				}
-				req, _ := http.NewRequest(http.MethodGet, proxyURL+cmPath+"/x", nil)
+				req, err := http.NewRequest(http.MethodGet, proxyURL+cmPath+"/x", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
 				for k, v := range tc.header {
 					req.Header[k] = v
 				}
@@ -163,7 +166,7 @@ func TestProxy_CredentialsStayOutOfLogsAndMetrics(t *testing.T) {
 			}
 		}
 	}()
-	cert := ca.client(t, cn, org)
+	cert := ca.issue(t, cn, []string{org}).tls
 	type request struct {
 		method, path, body string
 		header             map[string]string
@@ -185,7 +188,7 @@ func TestProxy_CredentialsStayOutOfLogsAndMetrics(t *testing.T) {
 		{method: "GET", path: cmPath + "/x", cert: true, header: map[string]string{"Authorization": "Bearer " + token, "Impersonate-Group": "system:masters"}},
 		{method: "GET", path: cmPath + "/x", otherCA: true},
 	}
-	strange := newTestCA(t).client(t, cn, org)
+	strange := newTestCA(t).issue(t, cn, []string{org}).tls
 	for _, r := range requests {
 		tc := &tls.Config{InsecureSkipVerify: true}
 		if r.cert {
@@ -202,7 +205,10 @@ func TestProxy_CredentialsStayOutOfLogsAndMetrics(t *testing.T) {
 		if r.body != "" {
 			body = strings.NewReader(r.body)
 		}
-		req, _ := http.NewRequest(r.method, proxyURL+r.path, body)
+		req, err := http.NewRequest(r.method, proxyURL+r.path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for k, v := range r.header {
 			req.Header.Set(k, v)
 		}

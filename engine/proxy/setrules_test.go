@@ -18,22 +18,6 @@ import (
 	"github.com/mvpctl/mvpctl/rules"
 )
 
-// get returns the status and body of a GET through the proxy.
-func get(t *testing.T, url string, header ...string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
-}
-
 func servedObjectHandler(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, proxytest.ServedObject)
@@ -43,10 +27,10 @@ func TestSetRules_EmulationFollowsTheRules(t *testing.T) {
 	p, url, _ := emulationProxy(t, servedObjectHandler)
 	obj := url + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
 	emulatedInDiscovery := func() bool {
-		_, body := get(t, url+"/apis/myapps.example.com")
-		return strings.Contains(body, `"v1alpha1"`)
+		_, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, url+"/apis/myapps.example.com", ""))
+		return strings.Contains(string(body), `"v1alpha1"`)
 	}
-	if code, body := get(t, obj); code != http.StatusOK || !strings.Contains(body, `"legacyTimeout":30`) {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, obj, "")); code != http.StatusOK || !strings.Contains(string(body), `"legacyTimeout":30`) {
 		t.Fatalf("with the seed rules: %d %s", code, body)
 	}
 	if !emulatedInDiscovery() {
@@ -61,7 +45,7 @@ func TestSetRules_EmulationFollowsTheRules(t *testing.T) {
 	}
 	// Nobody serves v1alpha1 now: the request goes to a backend, which
 	// answers 404 as kube-apiserver does.
-	if code, body := get(t, obj); code != http.StatusNotFound {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, obj, "")); code != http.StatusNotFound {
 		t.Errorf("without rules: %d %s, want 404 from the backend", code, body)
 	}
 
@@ -71,7 +55,7 @@ func TestSetRules_EmulationFollowsTheRules(t *testing.T) {
 	if !emulatedInDiscovery() {
 		t.Error("discovery does not list v1alpha1 after the rules came back")
 	}
-	if code, body := get(t, obj); code != http.StatusOK || !strings.Contains(body, `"stateManagement":"ephemeral"`) {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, obj, "")); code != http.StatusOK || !strings.Contains(string(body), `"stateManagement":"ephemeral"`) {
 		t.Errorf("rules restored: %d %s", code, body)
 	}
 }
@@ -82,7 +66,7 @@ func TestSetRules_RoutingRules(t *testing.T) {
 	p, srv := startProxy(t, Options{Rules: Rules{Routing: []rules.RoutingRule{{Resource: "configmaps", PreferAPIServerVersion: "v1.35.y"}}}}, old, cur)
 	sendTo := func() string {
 		before := old.hits.Load()
-		if code, body := get(t, srv.URL+"/api/v1/namespaces/default/configmaps/x"); code != http.StatusOK {
+		if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/api/v1/namespaces/default/configmaps/x", "")); code != http.StatusOK {
 			t.Fatalf("%d %s", code, body)
 		}
 		if old.hits.Load() > before {
@@ -111,7 +95,7 @@ func TestSetRules_BadPatternKeepsTheActiveRules(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "apiRoutingRules[0].preferApiServerVersion") {
 		t.Fatalf("err = %v, want one naming apiRoutingRules[0].preferApiServerVersion", err)
 	}
-	if code, body := get(t, url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "")); code != http.StatusOK {
 		t.Errorf("after a rejected SetRules: %d %s", code, body)
 	}
 }
@@ -176,27 +160,27 @@ loop:
 func TestHealth_ProxyAnswersLivezAndReadyz(t *testing.T) {
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps")
 	_, srv := startProxy(t, Options{}, f)
-	if code, body := get(t, srv.URL+"/livez"); code != http.StatusOK || body != "ok" {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/livez", "")); code != http.StatusOK || string(body) != "ok" {
 		t.Errorf("/livez: %d %q", code, body)
 	}
-	if code, body := get(t, srv.URL+"/readyz?verbose"); code != http.StatusOK || body != "[+]ping ok\n[+]backends ok\n[+]shutdown ok\nreadyz check passed\n" {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/readyz?verbose", "")); code != http.StatusOK || string(body) != "[+]ping ok\n[+]backends ok\n[+]shutdown ok\nreadyz check passed\n" {
 		t.Errorf("/readyz?verbose: %d %q", code, body)
 	}
 	before := f.hits.Load()
-	if code, _ := get(t, srv.URL+"/healthz"); code != http.StatusOK || f.hits.Load() != before+1 {
+	if code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/healthz", "")); code != http.StatusOK || f.hits.Load() != before+1 {
 		t.Errorf("/healthz: %d, backend hits %d→%d; want it passed through", code, before, f.hits.Load())
 	}
 
 	f.notReady.Store(true)
-	waitFor(t, "the backend not ready", func() bool {
-		code, _ := get(t, srv.URL+"/readyz")
+	proxytest.Poll(t, "the backend not ready", func() bool {
+		code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/readyz", ""))
 		return code == http.StatusInternalServerError
 	})
-	code, body := get(t, srv.URL+"/readyz")
-	if want := "[+]ping ok\n[-]backends failed: none of 1 kube-apiservers is ready\n[+]shutdown ok\nreadyz check failed\n"; body != want {
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/readyz", ""))
+	if want := "[+]ping ok\n[-]backends failed: none of 1 kube-apiservers is ready\n[+]shutdown ok\nreadyz check failed\n"; string(body) != want {
 		t.Errorf("/readyz with no backend ready: %d %q, want %q", code, body, want)
 	}
-	if code, _ := get(t, srv.URL+"/livez"); code != http.StatusOK {
+	if code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/livez", "")); code != http.StatusOK {
 		t.Errorf("/livez with no backend ready: %d, want 200 (the process is fine)", code)
 	}
 }
@@ -205,11 +189,11 @@ func TestHealth_DrainFailsReadyzButServes(t *testing.T) {
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps")
 	p, srv := startProxy(t, Options{}, f)
 	p.Drain()
-	code, body := get(t, srv.URL+"/readyz")
-	if want := "[+]ping ok\n[+]backends ok\n[-]shutdown failed: the proxy is shutting down\nreadyz check failed\n"; code != http.StatusInternalServerError || body != want {
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/readyz", ""))
+	if want := "[+]ping ok\n[+]backends ok\n[-]shutdown failed: the proxy is shutting down\nreadyz check failed\n"; code != http.StatusInternalServerError || string(body) != want {
 		t.Errorf("/readyz while draining: %d %q, want 500 %q", code, body, want)
 	}
-	if code, body := get(t, srv.URL+"/api/v1/namespaces/default/configmaps/x"); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/api/v1/namespaces/default/configmaps/x", "")); code != http.StatusOK {
 		t.Errorf("a request while draining: %d %s, want it served", code, body)
 	}
 }
@@ -224,7 +208,7 @@ func TestStop_EndsWatches(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
-	p, err := New(Options{Backends: []Backend{f.backend()}, HealthInterval: 20 * time.Millisecond})
+	p, err := New(Options{Backends: []Backend{f.backend(t)}, HealthInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

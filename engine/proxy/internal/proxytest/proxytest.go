@@ -83,7 +83,7 @@ func Poll(t testing.TB, what string, cond func() bool) {
 }
 
 // NewRequest is http.NewRequest for a test: body "" means none, header
-// holds name, value pairs.
+// holds name, value pairs (a pair with an empty value is left out).
 func NewRequest(t testing.TB, method, url, body string, header ...string) *http.Request {
 	t.Helper()
 	var rd io.Reader
@@ -95,7 +95,9 @@ func NewRequest(t testing.TB, method, url, body string, header ...string) *http.
 		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
+		if header[i+1] != "" {
+			req.Header.Add(header[i], header[i+1])
+		}
 	}
 	return req
 }
