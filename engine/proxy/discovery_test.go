@@ -57,13 +57,17 @@ func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
 	// Legacy discovery, from the same union.
 	_, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/admissionregistration.k8s.io/v1", "", "Accept", "application/json"))
 	var rl metav1.APIResourceList
-	json.Unmarshal(body, &rl)
+	if err := json.Unmarshal(body, &rl); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if len(rl.APIResources) != 1 || rl.APIResources[0].Name != "mutatingadmissionpolicies" {
 		t.Errorf("legacy admissionregistration.k8s.io/v1 = %s", body)
 	}
 	_, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/api", "", "Accept", "application/json"))
 	var vs metav1.APIVersions
-	json.Unmarshal(body, &vs)
+	if err := json.Unmarshal(body, &vs); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if !slices.Equal(vs.Versions, []string{"v1"}) {
 		t.Errorf("legacy /api = %s", body)
 	}
@@ -74,7 +78,9 @@ func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
 	proxytest.Poll(t, "new not ready", func() bool { return !p.list()[1].snapshot().ready })
 	_, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/admissionregistration.k8s.io/v1", "", "Accept", "application/json"))
 	rl = metav1.APIResourceList{}
-	json.Unmarshal(body, &rl)
+	if err := json.Unmarshal(body, &rl); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if len(rl.APIResources) != 1 {
 		t.Errorf("with new down, admissionregistration.k8s.io/v1 = %s, want it still listed", body)
 	}

@@ -136,7 +136,11 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(gl)
 		return
 	}
-	info, _ := infoFactory.NewRequestInfo(r)
+	info, err := infoFactory.NewRequestInfo(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	if !info.IsResourceRequest {
 		// Legacy discovery of one group version.
 		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")

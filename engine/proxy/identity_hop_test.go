@@ -311,7 +311,10 @@ func TestDiscovery_WebSocketTokenIsPartOfTheAccessCacheKey(t *testing.T) {
 			token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 			for _, p := range strings.Split(r.Header.Get("Sec-Websocket-Protocol"), ",") {
 				if enc, ok := strings.CutPrefix(strings.TrimSpace(p), "base64url.bearer.authorization.k8s.io."); ok {
-					b, _ := base64.RawURLEncoding.DecodeString(enc)
+					b, err := base64.RawURLEncoding.DecodeString(enc)
+					if err != nil {
+						t.Errorf("a WebSocket token: %v", err)
+					}
 					token = string(b)
 				}
 			}

@@ -44,7 +44,11 @@ func startTLSProxyWith(t *testing.T, ca *testCA, sarAllowed func(authorizationv1
 	f.handler = func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/subjectaccessreviews") {
 			var sar authorizationv1.SubjectAccessReview
-			json.NewDecoder(r.Body).Decode(&sar)
+			if err := json.NewDecoder(r.Body).Decode(&sar); err != nil || sar.Spec.ResourceAttributes == nil {
+				t.Errorf("a SubjectAccessReview without resource attributes (%v)", err)
+				http.Error(w, "bad review", http.StatusBadRequest)
+				return
+			}
 			sar.Status.Allowed = sarAllowed(*sar.Spec.ResourceAttributes)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusCreated)
@@ -134,7 +138,9 @@ func TestProxy_ForgedImpersonationWithClientCertIsForbidden(t *testing.T) {
 	cert := ca.issue(t, "mallory", nil).tls
 	code, _, body := proxytest.Do(t, clientWith(&cert), proxytest.NewRequest(t, http.MethodGet, proxyURL+cmPath+"/x", "", "Impersonate-User", "system:admin"))
 	var st metav1.Status
-	json.Unmarshal(body, &st)
+	if err := json.Unmarshal(body, &st); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if code != http.StatusForbidden || st.Reason != metav1.StatusReasonForbidden ||
 		!strings.Contains(st.Message, `User "mallory" cannot impersonate resource "users"`) {
 		t.Errorf("got %d %s, want 403 naming mallory", code, body)
@@ -167,8 +173,13 @@ func TestServer_SlowHeadersAreCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	io.WriteString(conn, "GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n") // and never finish
-	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	// Headers that never finish.
+	if _, err := io.WriteString(conn, "GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	_, err = io.ReadAll(conn)
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatal("the connection was still open after 10s")

@@ -280,7 +280,11 @@ func TestServer_MaxConnections_ExtraConnectionWaits(t *testing.T) {
 			return
 		}
 		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(badInputTimeout))
+		if err := conn.SetDeadline(time.Now().Add(badInputTimeout)); err != nil {
+			t.Error(err)
+			third <- 0
+			return
+		}
 		code := get(conn)
 		answered.Store(true)
 		third <- code

@@ -89,7 +89,9 @@ func TestProxy_RetriesRefusedConnectionOnAnotherBackend(t *testing.T) {
 		t.Fatalf("POST = %d %s, want 200", code, body)
 	}
 	var e echo
-	_ = json.Unmarshal(body, &e)
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if e.Backend != "alive" || e.Body != `{"kind":"ConfigMap"}` {
 		t.Errorf("POST answered by %q with body %q, want alive with the original body", e.Backend, e.Body)
 	}
@@ -115,7 +117,9 @@ func TestProxy_RetriesStreamedBodyNotYetRead(t *testing.T) {
 	big := `{"kind":"ConfigMap","data":{"a":"` + strings.Repeat("x", replayLimit+512) + `"}}`
 	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPut, srv.URL+cmPath+"/a", big))
 	var e echo
-	_ = json.Unmarshal(body, &e)
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if code != 200 || e.Backend != "alive" || e.Body != big {
 		t.Errorf("PUT = %d from %q with %d body bytes, want 200 from alive with %d: %.300s", code, e.Backend, len(e.Body), len(big), body)
 	}
@@ -301,7 +305,11 @@ func TestProxy_WatchEndsCleanlyWhenBackendDies(t *testing.T) {
 			w.(http.Flusher).Flush()
 		}
 		// Die in the middle of the third event.
-		conn, _, _ := http.NewResponseController(w).Hijack()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijacking: %v", err)
+			return
+		}
 		conn.Close()
 	})
 	_, srv := startProxy(t, Options{}, a)
@@ -382,7 +390,9 @@ func TestProxy_UpgradeIsSpliced(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			io.WriteString(conn, "GET /api/v1/namespaces/x/pods/p/exec?command=sh HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: "+proto+"\r\n\r\n")
+			if _, err := io.WriteString(conn, "GET /api/v1/namespaces/x/pods/p/exec?command=sh HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: "+proto+"\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
 			br := bufio.NewReader(conn)
 			resp, err := http.ReadResponse(br, nil)
 			if err != nil {
@@ -394,7 +404,9 @@ func TestProxy_UpgradeIsSpliced(t *testing.T) {
 			if p.list()[0].longRunning.Load() != 1 {
 				t.Errorf("the upgraded connection is not counted as long-running")
 			}
-			io.WriteString(conn, "ping\n")
+			if _, err := io.WriteString(conn, "ping\n"); err != nil {
+				t.Fatal(err)
+			}
 			line, err := br.ReadString('\n')
 			if err != nil || line != "ping\n" {
 				t.Errorf("echo = %q, %v", line, err)
@@ -411,7 +423,9 @@ func TestProxy_RejectsConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	io.WriteString(conn, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+	if _, err := io.WriteString(conn, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -420,7 +434,9 @@ func TestProxy_RejectsConnect(t *testing.T) {
 		t.Errorf("CONNECT = %d, want 405", resp.StatusCode)
 	}
 	// An absolute-form URI for another host still goes to a backend.
-	io.WriteString(conn, "GET http://example.com/api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: example.com\r\n\r\n")
+	if _, err := io.WriteString(conn, "GET http://example.com/api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: example.com\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
 	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
 	if err == nil {
 		body, _ := io.ReadAll(resp.Body)
@@ -464,7 +480,11 @@ func closingBackend(t *testing.T) *fakeAPIServer {
 			return
 		}
 		io.Copy(io.Discard, r.Body)
-		conn, _, _ := http.NewResponseController(w).Hijack()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijacking: %v", err)
+			return
+		}
 		conn.Close()
 	})
 	return f
@@ -483,7 +503,9 @@ func TestProxy_RetriesUnansweredRequestOnReusedConnection(t *testing.T) {
 	}
 	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPut, srv.URL+cmPath+"/a", `{"kind":"ConfigMap","metadata":{"resourceVersion":"7"}}`))
 	var e echo
-	json.Unmarshal(body, &e)
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if code != 200 || e.Backend != "alive" || e.Body != `{"kind":"ConfigMap","metadata":{"resourceVersion":"7"}}` {
 		t.Errorf("PUT = %d %s, want 200 from alive with the body", code, body)
 	}

@@ -220,8 +220,12 @@ func TestProxy_CredentialsStayOutOfLogsAndMetrics(t *testing.T) {
 	}
 	// A client that never finishes its headers makes the server log.
 	if conn, err := tls.Dial("tcp", strings.TrimPrefix(proxyURL, "https://"), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}}); err == nil {
-		io.WriteString(conn, "GET "+cmPath+" HTTP/1.1\r\nAuthorization: Bearer "+token+"\r\n")
-		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(conn, "GET "+cmPath+" HTTP/1.1\r\nAuthorization: Bearer "+token+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
 		bufio.NewReader(conn).ReadString('\n')
 		conn.Close()
 	}

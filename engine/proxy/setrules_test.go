@@ -100,61 +100,78 @@ func TestSetRules_BadPatternKeepsTheActiveRules(t *testing.T) {
 	}
 }
 
-// A swap in the middle of traffic fails no request: each request converts
-// with the set it started with, and both sets emulate the version.
+// A swap in the middle of a request changes nothing for it: it converts
+// with the set it started with. The backend swaps the rules while it
+// answers, so every request meets a swap between its start and its
+// conversion. The two sets give stateManagement different values, and the
+// backend names the object after the set that was active, so that the
+// answer shows which set converted it.
 func TestSetRules_SwapUnderLoad(t *testing.T) {
-	p, url, _ := emulationProxy(t, servedObjectHandler)
-	convs := []*engine.Converter{proxytest.SeedConverter(t), proxytest.SeedConverter(t)}
+	durable := strings.Replace(proxytest.SeedRules, "matchValue: ephemeral", "matchValue: durable", 1)
+	convs := []*engine.Converter{proxytest.SeedConverter(t), proxytest.Converter(t, durable, engine.Options{})}
+	want := []string{`"stateManagement":"ephemeral"`, `"stateManagement":"durable"`}
+	var proxy atomic.Pointer[Proxy]
+	var mu sync.Mutex
+	active := 0 // the set the proxy started with: the seed's
+	p, url, _ := emulationProxy(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		was := active
+		active = 1 - active
+		if err := proxy.Load().SetRules(Rules{Converter: convs[active]}); err != nil {
+			t.Errorf("SetRules: %v", err)
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, strings.Replace(proxytest.ServedObject, `"name":"a"`, fmt.Sprintf(`"name":"set-%d"`, was), 1))
+	})
+	proxy.Store(p)
 	obj := url + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
-	ctx, cancel := context.WithCancel(context.Background())
+	// One request at a time: each answer is converted by the set that was
+	// active when it started.
+	for range 20 {
+		code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, obj, ""))
+		if code != http.StatusOK {
+			t.Fatalf("%d %s", code, body)
+		}
+		set := 0
+		if strings.Contains(string(body), `"name":"set-1"`) {
+			set = 1
+		}
+		if !strings.Contains(string(body), want[set]) {
+			t.Fatalf("converted by the other set: %s", body)
+		}
+	}
+	// Four clients at once: every request also meets the others' swaps.
 	var wg sync.WaitGroup
-	var requests atomic.Int64
-	errs := make(chan error, 4)
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil && requests.Add(1) <= 2000 {
-				resp, err := http.Get(obj)
-				if err != nil {
-					errs <- err
-					return
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"legacyTimeout":30`) {
-					errs <- fmt.Errorf("%d %s", resp.StatusCode, body)
+		wg.Go(func() {
+			for range 25 {
+				if err := getConverted(obj); err != nil {
+					t.Error(err)
 					return
 				}
 			}
-		}()
+		})
 	}
-	swaps := 0
-	deadline := time.After(5 * time.Second)
-loop:
-	for requests.Load() < 2000 {
-		select {
-		case <-deadline:
-			break loop
-		case err := <-errs:
-			t.Fatalf("after %d swaps: %v", swaps, err)
-		default:
-		}
-		if err := p.SetRules(Rules{Converter: convs[swaps%2]}); err != nil {
-			t.Fatal(err)
-		}
-		swaps++
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Errorf("after %d swaps: %v", swaps, err)
+}
+
+// getConverted GETs an emulated object and checks that it was converted.
+// It does not end the test: it runs on goroutines of its own.
+func getConverted(url string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
 	}
-	if swaps < 10 {
-		t.Errorf("only %d swaps happened during the load", swaps)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
 	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"legacyTimeout":30`) {
+		return fmt.Errorf("%d %s", resp.StatusCode, body)
+	}
+	return nil
 }
 
 func TestHealth_ProxyAnswersLivezAndReadyz(t *testing.T) {
@@ -229,20 +246,22 @@ func TestStop_EndsWatches(t *testing.T) {
 	if err != nil || !strings.Contains(line, `"ADDED"`) {
 		t.Fatalf("first event: %q %v", line, err)
 	}
-	ended := make(chan error, 1)
+	// The backend never ends the watch by itself: when it ends, the proxy
+	// must have stopped first.
+	var stopped atomic.Bool
+	ended := make(chan bool, 1)
 	go func() {
-		_, err := io.Copy(io.Discard, resp.Body)
-		ended <- err
+		_, _ = io.Copy(io.Discard, resp.Body)
+		ended <- stopped.Load()
 	}()
-	select {
-	case err := <-ended:
-		t.Fatalf("the watch ended before the proxy stopped: %v", err)
-	case <-time.After(100 * time.Millisecond):
-	}
+	stopped.Store(true)
 	stop()
 	select {
-	case <-ended:
-	case <-time.After(10 * time.Second):
+	case afterStop := <-ended:
+		if !afterStop {
+			t.Fatal("the watch ended before the proxy stopped")
+		}
+	case <-time.After(10 * time.Second): // a bound, not a measure
 		t.Fatal("the watch is still open 10s after the proxy stopped")
 	}
 }

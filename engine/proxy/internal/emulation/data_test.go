@@ -44,7 +44,7 @@ func TestEmulation_PoisonedConversionDataIsIgnored(t *testing.T) {
 	}})
 	url := e.url + "/apis/myapps.example.com/v1alpha1"
 
-	code, _, body := do(t, "GET", url+"/customresources", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/customresources", ""))
 	if code != 200 {
 		t.Fatalf("LIST: %d %s", code, body)
 	}
@@ -67,7 +67,7 @@ func TestEmulation_PoisonedConversionDataIsIgnored(t *testing.T) {
 	proxytest.SameJSON(t, fmt.Sprintf(`{"type":"ADDED","object":%s}`, proxytest.ClientObject), events[0])
 	proxytest.SameJSON(t, fmt.Sprintf(`{"type":"ADDED","object":%s}`, otherClient), events[1])
 
-	code, _, body = do(t, "GET", url+"/namespaces/ns/customresources/a", "")
+	code, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/namespaces/ns/customresources/a", ""))
 	if code != 200 {
 		t.Fatalf("GET: %d %s", code, body)
 	}
@@ -101,9 +101,11 @@ func TestEmulation_LoopingRuleIs500(t *testing.T) {
 		{"GET", url + "/a", "", "reverse"},
 		{"POST", url, proxytest.ClientObject, "forward"},
 	} {
-		code, _, body := do(t, tc.method, tc.url, tc.body)
+		code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, tc.method, tc.url, tc.body))
 		var st metav1.Status
-		_ = json.Unmarshal(body, &st)
+		if err := json.Unmarshal(body, &st); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
 		want := tc.direction + " by rule customresources.myapps.example.com/v1alpha1->v1beta1: the program did not finish within 50ms"
 		if code != 500 || st.Kind != "Status" || st.Reason != metav1.StatusReasonInternalError || !strings.Contains(st.Message, want) {
 			t.Errorf("%s: %d %s", tc.method, code, body)

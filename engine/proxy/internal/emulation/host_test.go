@@ -170,9 +170,3 @@ func serveEmulation(t *testing.T, h http.HandlerFunc) string {
 	t.Helper()
 	return startEmulation(t, config{handler: h}).url
 }
-
-// get sends a GET (or another method with a body) and returns the answer.
-func do(t *testing.T, method, url, body string, header ...string) (int, http.Header, []byte) {
-	t.Helper()
-	return proxytest.Do(t, nil, proxytest.NewRequest(t, method, url, body, header...))
-}

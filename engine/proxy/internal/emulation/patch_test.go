@@ -16,7 +16,7 @@ import (
 // patchEmulated sends a patch of the emulated version of object a.
 func patchEmulated(t *testing.T, url, contentType, patch string) (int, metav1.Status, []byte) {
 	t.Helper()
-	code, _, body := do(t, "PATCH", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", patch, "Content-Type", contentType)
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "PATCH", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", patch, "Content-Type", contentType))
 	var st metav1.Status
 	if code != http.StatusOK {
 		if err := json.Unmarshal(body, &st); err != nil || st.Kind != "Status" {

@@ -73,7 +73,7 @@ func TestEmulation_LabelSelector(t *testing.T) {
 				rulesYAML = selectorRules(tc.step)
 			}
 			base, got := selectorProxy(t, rulesYAML)
-			code, _, body := do(t, "GET", base+"?labelSelector=app%3Dseed", "")
+			code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+"?labelSelector=app%3Dseed", ""))
 			if tc.reject == "" {
 				if code != http.StatusOK || got().Get("labelSelector") != "app=seed" {
 					t.Errorf("%d %s; backend got %v", code, body, got())
@@ -94,11 +94,11 @@ func TestEmulation_LabelSelector(t *testing.T) {
 func TestEmulation_FieldSelectorAndWholeObjectJQ(t *testing.T) {
 	base, got := selectorProxy(t, selectorRules(`{action: jq, forward: '.spec.x = (.spec.y | tostring)', reverse: 'del(.spec.x)'}`))
 	// A field the jq step does not write passes; renames still apply.
-	code, _, body := do(t, "GET", base+"?fieldSelector=spec.other%3Da,spec.config.legacyTimeout%3D5", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+"?fieldSelector=spec.other%3Da,spec.config.legacyTimeout%3D5", ""))
 	if code != http.StatusOK || got().Get("fieldSelector") != "spec.config.requestTimeoutSeconds=5,spec.other=a" {
 		t.Errorf("%d %s; backend got %v", code, body, got())
 	}
-	code, _, body = do(t, "GET", base+"?fieldSelector=spec.x%3D1", "")
+	code, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+"?fieldSelector=spec.x%3D1", ""))
 	if code != http.StatusBadRequest || !strings.Contains(statusMessage(t, body), "transformations[2] may change it: jq on the whole object: its forward expression may change spec.x") {
 		t.Errorf("%d %s", code, body)
 	}
@@ -116,7 +116,7 @@ func TestEmulation_FieldSelectorThroughReverseProgram(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1alpha1","metadata":{},"items":[]}`)
 	}})
-	code, _, body := do(t, "GET", e.url+"/apis/myapps.example.com/v1beta1/customresources?fieldSelector=spec.config.requestTimeoutSeconds%3D5", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", e.url+"/apis/myapps.example.com/v1beta1/customresources?fieldSelector=spec.config.requestTimeoutSeconds%3D5", ""))
 	mu.Lock()
 	defer mu.Unlock()
 	if code != http.StatusOK || query != "spec.config.legacyTimeout=5" {

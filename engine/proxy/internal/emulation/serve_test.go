@@ -20,7 +20,7 @@ func TestEmulation_GetRewritesURLAndConvertsResponse(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, proxytest.ServedObject)
 	})
-	code, hdr, body := do(t, "GET", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "", "Accept", "application/vnd.kubernetes.protobuf, application/json")
+	code, hdr, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "", "Accept", "application/vnd.kubernetes.protobuf, application/json"))
 	if code != 200 || hdr.Get("Content-Type") != "application/json" {
 		t.Fatalf("%d %s: %s", code, hdr.Get("Content-Type"), body)
 	}
@@ -36,7 +36,7 @@ func TestEmulation_GetRewritesURLAndConvertsResponse(t *testing.T) {
 func TestEmulation_ProtobufOnlyIs406(t *testing.T) {
 	var hits atomic.Int64
 	url := serveEmulation(t, func(w http.ResponseWriter, r *http.Request) { hits.Add(1) })
-	code, _, body := do(t, "GET", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "", "Accept", "application/vnd.kubernetes.protobuf")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "", "Accept", "application/vnd.kubernetes.protobuf"))
 	if code != http.StatusNotAcceptable || !strings.Contains(string(body), `"reason":"NotAcceptable"`) || !strings.Contains(string(body), "application/json") {
 		t.Errorf("%d %s", code, body)
 	}
@@ -55,7 +55,7 @@ func TestEmulation_CreateConvertsBodyForward(t *testing.T) {
 		w.Write(b)
 	})
 	in := `{"apiVersion":"myapps.example.com/v1alpha1","kind":"Customresource","metadata":{"name":"a","namespace":"ns"},"spec":{"config":{"legacyTimeout":30},"stateManagement":"ephemeral"}}`
-	code, _, body := do(t, "POST", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources", in)
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "POST", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources", in))
 	if code != http.StatusCreated {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -63,7 +63,7 @@ func TestEmulation_CreateConvertsBodyForward(t *testing.T) {
 	proxytest.SameJSON(t, in, string(body))
 
 	// Without apiVersion and kind the body takes the URL's, as in the apiserver.
-	code, _, body = do(t, "POST", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources", `{"metadata":{"name":"b"},"spec":{"config":{"legacyTimeout":5}}}`)
+	code, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, "POST", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources", `{"metadata":{"name":"b"},"spec":{"config":{"legacyTimeout":5}}}`))
 	if code != http.StatusCreated {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -84,7 +84,7 @@ func TestEmulation_InvalidBodies(t *testing.T) {
 		{"conversion fails", `{"apiVersion":"myapps.example.com/v1alpha1","kind":"Customresource","metadata":{"name":"a"},"spec":{"config":{"legacyTimeout":"soon"}}}`, 400, "cannot be handled as a Customresource: version emulation: converting Customresource a (myapps.example.com/v1alpha1) forward"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, body := do(t, "POST", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources", tc.body)
+			code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "POST", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources", tc.body))
 			if code != tc.code || !strings.Contains(string(body), tc.want) || !strings.Contains(string(body), `"kind":"Status"`) {
 				t.Errorf("%d %s", code, body)
 			}
@@ -100,7 +100,7 @@ func TestEmulation_ConversionErrorNamesRuleDirectionAndPath(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"apiVersion":"myapps.example.com/v1beta1","kind":"Customresource","metadata":{"name":"a"},"spec":{"config":{"requestTimeoutSeconds":{"x":1}}}}`)
 	})
-	code, _, body := do(t, "GET", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", ""))
 	t.Logf("%s", body)
 	if code != 500 || !strings.Contains(string(body), "reverse") || !strings.Contains(string(body), "requestTimeoutSeconds") || !strings.Contains(string(body), "rule") {
 		t.Errorf("%d %s", code, body)
@@ -112,7 +112,7 @@ func TestEmulation_ListIsConvertedItemByItem(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1beta1","metadata":{"resourceVersion":"7","continue":"abc"},"items":[%s,%s]}`, proxytest.ServedObject, proxytest.ServedObject)
 	})
-	code, _, body := do(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?limit=2", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?limit=2", ""))
 	if code != 200 {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -126,7 +126,7 @@ func TestEmulation_TableRowsObjectsAreConverted(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"columnDefinitions":[{"name":"Name","type":"string"}],"rows":[{"cells":["a"],"object":%s},{"cells":["b"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"b"}}}]}`, proxytest.ServedObject)
 	})
-	code, _, body := do(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?includeObject=Object", "", "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?includeObject=Object", "", "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json"))
 	if code != http.StatusOK {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -177,7 +177,7 @@ func TestEmulation_StatusPassesThrough(t *testing.T) {
 		w.WriteHeader(404)
 		io.WriteString(w, notFound)
 	})
-	code, _, body := do(t, "GET", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", ""))
 	if code != 404 {
 		t.Fatalf("%d", code)
 	}
@@ -191,11 +191,11 @@ func TestEmulation_FieldSelectors(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1beta1","metadata":{},"items":[]}`)
 	})
-	code, _, body := do(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?fieldSelector=metadata.name%3Da,spec.config.legacyTimeout%3D30", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?fieldSelector=metadata.name%3Da,spec.config.legacyTimeout%3D30", ""))
 	if code != 200 || query != "metadata.name=a,spec.config.requestTimeoutSeconds=30" {
 		t.Errorf("%d %s; backend got %q", code, body, query)
 	}
-	code, _, body = do(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?fieldSelector=spec.stateManagement%3Dephemeral", "")
+	code, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?fieldSelector=spec.stateManagement%3Dephemeral", ""))
 	if code != 400 || !strings.Contains(string(body), "spec.stateManagement") || !strings.Contains(string(body), "modify") {
 		t.Errorf("%d %s", code, body)
 	}
@@ -215,7 +215,7 @@ func TestEmulation_PatchesReadConvertPatchConvertAndPatch(t *testing.T) {
 			s := newStore(t, proxytest.ServedObject)
 			s.conflicts = tc.conflicts
 			url := serveEmulation(t, s.handle)
-			code, _, body := do(t, "PATCH", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a?fieldManager=me", tc.patch, "Content-Type", tc.contentType)
+			code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "PATCH", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a?fieldManager=me", tc.patch, "Content-Type", tc.contentType))
 			if code != 200 {
 				t.Fatalf("%d %s", code, body)
 			}
@@ -228,7 +228,9 @@ func TestEmulation_PatchesReadConvertPatchConvertAndPatch(t *testing.T) {
 				t.Errorf("%d writes: %q", writes, verbs)
 			}
 			var out map[string]any
-			json.Unmarshal(body, &out)
+			if err := json.Unmarshal(body, &out); err != nil {
+				t.Fatalf("%v: %s", err, body)
+			}
 			if out["apiVersion"] != "myapps.example.com/v1alpha1" {
 				t.Errorf("answer: %s", body)
 			}
@@ -249,7 +251,7 @@ func TestEmulation_PatchFailures(t *testing.T) {
 		{"changes the kind", "application/merge-patch+json", `{"kind":"Other"}`, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, body := do(t, "PATCH", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", tc.patch, "Content-Type", tc.contentType)
+			code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "PATCH", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", tc.patch, "Content-Type", tc.contentType))
 			if code != tc.code || !strings.Contains(string(body), `"kind":"Status"`) {
 				t.Errorf("%d %s", code, body)
 			}
@@ -270,7 +272,7 @@ func TestEmulation_ServerSideApplyConvertsTheObject(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, proxytest.ServedObject)
 	})
-	code, _, body := do(t, "PATCH", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a?fieldManager=me", "apiVersion: myapps.example.com/v1alpha1\nkind: Customresource\nmetadata: {name: a, namespace: ns}\nspec:\n  config: {legacyTimeout: 30}\n", "Content-Type", "application/apply-patch+yaml")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "PATCH", url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a?fieldManager=me", "apiVersion: myapps.example.com/v1alpha1\nkind: Customresource\nmetadata: {name: a, namespace: ns}\nspec:\n  config: {legacyTimeout: 30}\n", "Content-Type", "application/apply-patch+yaml"))
 	if code != 200 || ct != "application/apply-patch+yaml" {
 		t.Fatalf("%d %s (backend content type %q)", code, body, ct)
 	}
@@ -300,7 +302,7 @@ func TestEmulation_WatchConversionFailureIsAnErrorEvent(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"type":"ADDED","object":{"apiVersion":"myapps.example.com/v1beta1","kind":"Customresource","metadata":{"name":"bad"},"spec":{"config":{"requestTimeoutSeconds":"x"}}}}`+"\n")
 	})
-	code, _, body := do(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?watch=true", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources?watch=true", ""))
 	if code != 200 || !strings.HasPrefix(string(body), `{"type":"ERROR","object":{"kind":"Status"`) || !strings.Contains(string(body), `"code":500`) || !strings.Contains(string(body), "reverse by rule") {
 		t.Errorf("%d %s", code, body)
 	}
@@ -311,7 +313,7 @@ func TestEmulation_ListWithNullItems(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1beta1","metadata":{"resourceVersion":"3"},"items":null}`)
 	})
-	code, _, body := do(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources", ""))
 	if code != 200 {
 		t.Fatalf("%d", code)
 	}
