@@ -13,8 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -212,11 +210,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 		}
 	}()
 
-	seedFile := filepath.Join(tb.TempDir(), "seed-rules.yaml")
-	if err := os.WriteFile(seedFile, []byte(proxytest.SeedRules), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	conv, err := engine.Load(engine.Options{}, "../../rules/builtin", seedFile)
+	conv, err := engine.Load(engine.Options{}, "../../rules/builtin", "internal/proxytest/testdata/seed-rules.yaml")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -254,13 +248,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 		tb.Fatal(err)
 	}
 	h.p = p
-	deadline := time.Now().Add(10 * time.Second)
-	for p.discoveryUnion() == nil || !p.emulates(gvr{"policy", "v1beta1", "poddisruptionbudgets"}) {
-		if time.Now().After(deadline) {
-			tb.Fatal("timed out waiting for the emulated versions")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	proxytest.Poll(tb, "the emulated versions", func() bool { return p.emulates(gvr{"policy", "v1beta1", "poddisruptionbudgets"}) })
 	h.cert = &x509.Certificate{Subject: pkix.Name{CommonName: fuzzCertUser, Organization: []string{fuzzCertGroup}}}
 	return h
 }
