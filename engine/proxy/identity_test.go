@@ -190,6 +190,7 @@ func TestServer_HTTP2ToClients(t *testing.T) {
 	ca := newTestCA(t)
 	proxyURL, seen := startTLSProxy(t, ca, func(authorizationv1.ResourceAttributes) bool { return false })
 	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}
+	t.Cleanup(tr.CloseIdleConnections)
 	resp, err := (&http.Client{Transport: tr}).Get(proxyURL + cmPath + "/x")
 	if err != nil {
 		t.Fatal(err)
