@@ -28,16 +28,10 @@ func emulationProxy(t *testing.T, h http.HandlerFunc) (*Proxy, string, *fakeAPIS
 
 func TestEmulation_DiscoveryListsEmulatedVersionLast(t *testing.T) {
 	_, url, _ := emulationProxy(t, nil)
-	req, err := http.NewRequest("GET", url+"/apis", nil)
-	if err != nil {
-		t.Fatal(err)
+	code, _, data := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, url+"/apis", "", "Accept", aggregatedAccept))
+	if code != http.StatusOK {
+		t.Fatalf("/apis: %d %s", code, data)
 	}
-	req.Header.Set("Accept", aggregatedAccept)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var list struct {
 		Items []struct {
 			Metadata struct{ Name string }
@@ -52,7 +46,7 @@ func TestEmulation_DiscoveryListsEmulatedVersionLast(t *testing.T) {
 			}
 		}
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+	if err := json.Unmarshal(data, &list); err != nil {
 		t.Fatal(err)
 	}
 	var versions []string

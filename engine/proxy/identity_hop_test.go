@@ -247,21 +247,9 @@ func TestEmulation_WritesWaitForABackendToAuthenticateTheClient(t *testing.T) {
 	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 	post := func(header ...string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, srv.URL+crPath, strings.NewReader(proxytest.ClientObject))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		header = append([]string{"Content-Type", "application/json"}, header...)
+		code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPost, srv.URL+crPath, proxytest.ClientObject, header...))
+		return code, string(body)
 	}
 
 	code, body := post("Authorization", "Bearer bad")

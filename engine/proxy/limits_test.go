@@ -112,14 +112,9 @@ func TestProxy_MaxBufferedRequestBytes_SlowBodiesGet429(t *testing.T) {
 
 	for _, c := range []*http.Client{env.h2, env.h1} {
 		env.checkServes(t)
-		resp, err := c.Post(env.url(plainCMs), "application/json", strings.NewReader(`{"kind":"ConfigMap"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || answeredBy(t, body) != "a" {
-			t.Fatalf("a small POST while the budget is nearly used: %s %s", resp.Status, body)
+		code, _, body := proxytest.Do(t, c, proxytest.NewRequest(t, http.MethodPost, env.url(plainCMs), `{"kind":"ConfigMap"}`, "Content-Type", "application/json"))
+		if code != http.StatusOK || answeredBy(t, body) != "a" {
+			t.Fatalf("a small POST while the budget is nearly used: %d %s", code, body)
 		}
 	}
 
@@ -189,14 +184,8 @@ func TestProxy_RequestBodyTimeout_LiftedOnceTheBodyArrived(t *testing.T) {
 		time.Sleep(2 * timeout) // past the deadline, had it stayed
 		io.WriteString(w, `{"backend":"a"}`)
 	})
-	resp, err := env.h1.Post(env.url(plainCMs), "application/json", strings.NewReader(`{"kind":"ConfigMap"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s", resp.Status, body)
+	if code, _, body := proxytest.Do(t, env.h1, proxytest.NewRequest(t, http.MethodPost, env.url(plainCMs), `{"kind":"ConfigMap"}`, "Content-Type", "application/json")); code != http.StatusOK {
+		t.Fatalf("%d %s", code, body)
 	}
 }
 

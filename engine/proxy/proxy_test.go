@@ -244,13 +244,8 @@ func TestProxy_BodyOverLimitIs413(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("chunked POST of 2048 bytes = %d, want 413", resp.StatusCode)
+	if code, _, body := proxytest.Do(t, nil, req); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked POST of 2048 bytes = %d %s, want 413", code, body)
 	}
 	if a.hits.Load() != 0 {
 		t.Errorf("the backend got %d oversized requests", a.hits.Load())

@@ -90,17 +90,13 @@ func TestProxy_UnansweredProtobufCreateIsRepeatedOnlyWithAName(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Header.Set("Content-Type", "application/vnd.kubernetes.protobuf")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
+			code, _, _ := proxytest.Do(t, nil, req)
 			want, wantHits := http.StatusBadGateway, int64(0)
 			if tc.repeated {
 				want, wantHits = http.StatusOK, 1
 			}
-			if resp.StatusCode != want || alive.hits.Load() != wantHits {
-				t.Errorf("POST = %d with %d requests to alive, want %d and %d", resp.StatusCode, alive.hits.Load(), want, wantHits)
+			if code != want || alive.hits.Load() != wantHits {
+				t.Errorf("POST = %d with %d requests to alive, want %d and %d", code, alive.hits.Load(), want, wantHits)
 			}
 		})
 	}

@@ -88,15 +88,10 @@ func TestProxy_ImpersonationHeadersNeverRideOnTheProxysIdentity(t *testing.T) {
 				for k, v := range tc.header {
 					req.Header[k] = v
 				}
-				resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
+				code, _, body := proxytest.Do(t, &http.Client{Transport: tr, Timeout: 10 * time.Second}, req)
 				tr.CloseIdleConnections()
-				if resp.StatusCode != tc.code {
-					t.Fatalf("%s: got %d %s, want %d", proto, resp.StatusCode, body, tc.code)
+				if code != tc.code {
+					t.Fatalf("%s: got %d %s, want %d", proto, code, body, tc.code)
 				}
 				if tc.code != http.StatusOK {
 					var st metav1.Status
