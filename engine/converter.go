@@ -160,11 +160,14 @@ func (e *ConversionError) Error() string {
 
 func (e *ConversionError) Unwrap() error { return e.Err }
 
-// NoPathError says that rules exist for a resource but none lead from the
-// object's version to the requested one.
+// NoPathError says that no rules lead from an object's version to the
+// requested one ([Converter.Path]): rules exist for its resource but none
+// reach To, or (NoRules) no rule mentions the resource in From's group.
 type NoPathError struct {
 	Resource string
 	From, To schema.GroupVersion
+	// NoRules says that no rule mentions the resource at all.
+	NoRules bool
 }
 
 func (e *NoPathError) Error() string {
@@ -213,16 +216,17 @@ func (e *ItemsError) Error() string {
 }
 
 // Path returns the programs that convert objects of a kind from one
-// group/version to another, shortest first; nil and no error when from ==
-// to. ok is false when no rule mentions the kind's resource.
-func (c *Converter) Path(gvk schema.GroupVersionKind, to schema.GroupVersion) (progs []*rules.Program, resource string, ok bool, err error) {
+// group/version to another, shortest first, and the kind's resource; no
+// programs when from == to. When no rules lead there the error is a
+// *NoPathError.
+func (c *Converter) Path(gvk schema.GroupVersionKind, to schema.GroupVersion) (progs []*rules.Program, resource string, err error) {
 	from := gvk.GroupVersion()
-	resource, ok = c.resourceFor(gvk)
-	if !ok {
-		return nil, resource, false, nil
+	resource, known := c.resourceFor(gvk)
+	if !known {
+		return nil, resource, &NoPathError{Resource: resource, From: from, To: to, NoRules: true}
 	}
 	if from == to {
-		return nil, resource, true, nil
+		return nil, resource, nil
 	}
 	// Breadth-first search over the versions the rules connect.
 	type hop struct {
@@ -247,13 +251,13 @@ func (c *Converter) Path(gvk schema.GroupVersionKind, to schema.GroupVersion) (p
 				for i, j := 0, len(progs)-1; i < j; i, j = i+1, j-1 {
 					progs[i], progs[j] = progs[j], progs[i]
 				}
-				return progs, resource, true, nil
+				return progs, resource, nil
 			}
 			seen[p.To] = true
 			queue = append(queue, next)
 		}
 	}
-	return nil, resource, true, &NoPathError{Resource: resource, From: from, To: to}
+	return nil, resource, &NoPathError{Resource: resource, From: from, To: to}
 }
 
 // resourceFor finds the resource of a kind (named on a rule, resolved, or
@@ -298,24 +302,29 @@ func (c *Converter) Convert(ctx context.Context, obj map[string]any, to schema.G
 	if err != nil {
 		return nil, err
 	}
-	progs, resource, ok, err := c.Path(gvk, to)
+	progs, resource, err := c.Path(gvk, to)
+	var noPath *NoPathError
+	noRules := errors.As(err, &noPath) && noPath.NoRules
 	if c.opts.Strict {
 		if gvk.GroupVersion() == to || !c.concerns(gvk.Group, resource, to) {
 			return obj, nil
 		}
-		if !ok || err != nil {
+		if err != nil {
+			if noRules {
+				err = nil // UnconvertedError.Err: no rule mentions the resource
+			}
 			ns, name := objectNamespaceName(obj)
 			return nil, &UnconvertedError{GVK: gvk, Namespace: ns, Name: name, Resource: resource, To: to, Err: err}
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	if noRules {
 		if gvk.GroupVersion() != to && c.opts.Warn != nil {
 			c.opts.Warn(fmt.Sprintf("%s %s: no rule converts resource %q (%s); left unchanged", gvk.Kind, objectName(obj), resource, gvk.GroupVersion()))
 		}
 		return obj, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	return c.convertObject(ctx, obj, gvk, resource, progs)
 }
@@ -421,7 +430,7 @@ func (c *Converter) convertList(ctx context.Context, obj map[string]any, to sche
 	}
 	if gv, err := schema.ParseGroupVersion(stringField(obj, "apiVersion")); err == nil && gv.Group != "" || stringField(obj, "kind") != "List" {
 		// A typed list (IngressList) moves with its items; a v1 List stays.
-		if _, _, ok, err := c.Path(listItemGVK(obj), to); ok && err == nil {
+		if _, _, err := c.Path(listItemGVK(obj), to); err == nil {
 			obj["apiVersion"] = to.String()
 		}
 	}

@@ -116,6 +116,39 @@ func TestConverter_NoPath(t *testing.T) {
 	}
 }
 
+// Path's not-found is a *NoPathError, whether no rule mentions the
+// resource or none leads to the version.
+func TestConverter_Path_NotFound(t *testing.T) {
+	c, err := engine.Load(engine.Options{}, "../testdata/examples/seed/mvp-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha := schema.GroupVersion{Group: "myapps.example.com", Version: "v1alpha1"}
+	beta := schema.GroupVersion{Group: "myapps.example.com", Version: "v1beta1"}
+	progs, resource, err := c.Path(alpha.WithKind("CustomResource"), beta)
+	if err != nil || resource != "customresources" || len(progs) != 1 {
+		t.Errorf("a path: %d programs, %q, %v", len(progs), resource, err)
+	}
+	for _, tc := range []struct {
+		name    string
+		gvk     schema.GroupVersionKind
+		to      schema.GroupVersion
+		noRules bool
+	}{
+		{"no rule reaches the version", alpha.WithKind("CustomResource"), schema.GroupVersion{Group: "myapps.example.com", Version: "v2"}, false},
+		{"no rule mentions the resource", alpha.WithKind("Other"), beta, true},
+		{"no rule mentions the resource, same version", alpha.WithKind("Other"), alpha, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := c.Path(tc.gvk, tc.to)
+			var np *engine.NoPathError
+			if !errors.As(err, &np) || np.NoRules != tc.noRules || np.From != tc.gvk.GroupVersion() || np.To != tc.to {
+				t.Errorf("got %#v", err)
+			}
+		})
+	}
+}
+
 func TestDecodeObject_ExactNumbers(t *testing.T) {
 	obj, err := engine.DecodeObject([]byte(`{"a":9223372036854775807,"b":123456789012345678901234567890,"c":1.50,"d":-0}`))
 	if err != nil {

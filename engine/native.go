@@ -72,16 +72,24 @@ func (e *StepError) Error() string {
 
 func (e *StepError) Unwrap() error { return e.Err }
 
-// nativeState is the Go form of the jq wrapper {o, d, w, all}.
+// nativeState is the Go form of the jq wrapper {o, d, w, all} of
+// rules/mvp.jq: the object and its round-trip data (the annotation) while
+// one program runs.
 type nativeState struct {
+	// obj is the object (the wrapper's o).
 	obj map[string]any
-	d   map[string]any // step key → path → maybe-value, left by the other direction
-	w   map[string]map[string]any
-	all map[string]any
+	// read is the round-trip data this rule left on the object in the other
+	// direction (d), read and dropped: step key → path → maybe-value.
+	read map[string]any
+	// written is the data this direction leaves for the way back (w): step
+	// key → path → maybe-value.
+	written map[string]map[string]any
+	// others is the conversion data of the other rules (all), kept as it is.
+	others map[string]any
 }
 
 func beginNative(p *rules.Program, obj map[string]any, m map[string]any) (*nativeState, error) {
-	st := &nativeState{obj: obj, w: map[string]map[string]any{}, all: map[string]any{}}
+	st := &nativeState{obj: obj, written: map[string]map[string]any{}, others: map[string]any{}}
 	meta, _ := obj["metadata"].(map[string]any)
 	ann, _ := meta["annotations"].(map[string]any)
 	raw, ok := ann[rules.ConversionDataAnnotation]
@@ -109,10 +117,10 @@ func beginNative(p *rules.Program, obj map[string]any, m map[string]any) (*nativ
 	if contains(created, "metadata") && len(meta) == 0 {
 		delete(obj, "metadata")
 	}
-	st.d, _ = m[p.RuleID].(map[string]any)
+	st.read, _ = m[p.RuleID].(map[string]any)
 	delete(m, p.RuleID)
 	delete(m, "$created")
-	st.all = m
+	st.others = m
 	return st, nil
 }
 
@@ -126,10 +134,10 @@ func contains(list []any, s string) bool {
 }
 
 func (st *nativeState) end(p *rules.Program) (map[string]any, error) {
-	data := st.all
-	if len(st.w) > 0 {
-		w := make(map[string]any, len(st.w))
-		for k, v := range st.w {
+	data := st.others
+	if len(st.written) > 0 {
+		w := make(map[string]any, len(st.written))
+		for k, v := range st.written {
 			w[k] = v
 		}
 		data[p.RuleID] = w
@@ -206,7 +214,7 @@ func fromData(v any) (maybe, error) {
 }
 
 func (st *nativeState) value(ctx context.Context, op *rules.Op) error {
-	d, _ := st.d[op.Key].(map[string]any)
+	d, _ := st.read[op.Key].(map[string]any)
 	for _, q := range candidates(st.obj, op.PathElems) {
 		fail := func(err error) error { return &StepError{Op: op, Path: rules.ConcretePathString(q), Err: err} }
 		x := get(st.obj, q)
@@ -248,16 +256,16 @@ func (st *nativeState) value(ctx context.Context, op *rules.Op) error {
 }
 
 func (st *nativeState) keep(key, path string, x maybe) {
-	w := st.w[key]
+	w := st.written[key]
 	if w == nil {
 		w = map[string]any{}
-		st.w[key] = w
+		st.written[key] = w
 	}
 	w[path] = x.asData()
 }
 
 func (st *nativeState) move(op *rules.Op) error {
-	d, _ := st.d[op.Key].(map[string]any)
+	d, _ := st.read[op.Key].(map[string]any)
 	for _, q := range expand(st.obj, op.PathElems, 0) {
 		t := bind(op.TargetElems, op.PathElems, q)
 		c := commonLen(q, t)
@@ -357,7 +365,7 @@ func (st *nativeState) object(ctx context.Context, op *rules.Op) error {
 		return &StepError{Op: op, Err: err}
 	}
 	y := fx
-	if d, _ := st.d[op.Key].(map[string]any); d != nil && d[""] != nil {
+	if d, _ := st.read[op.Key].(map[string]any); d != nil && d[""] != nil {
 		base, ok := rules.DeepCopyJSON(fx).(map[string]any)
 		if !ok {
 			return &StepError{Op: op, Err: fmt.Errorf("expression gave %s, want an object", rules.TypeName(fx))}
@@ -379,10 +387,10 @@ func (st *nativeState) object(ctx context.Context, op *rules.Op) error {
 		return &StepError{Op: op, Err: err}
 	}
 	if !rules.EqualJSON(back, x) {
-		w := st.w[op.Key]
+		w := st.written[op.Key]
 		if w == nil {
 			w = map[string]any{}
-			st.w[op.Key] = w
+			st.written[op.Key] = w
 		}
 		w[""] = diffChanges(back, x)
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // accessTTL is how long a backend's "yes" to a client's credentials for a
@@ -52,9 +54,9 @@ func (p *Proxy) mayReadUnion(w http.ResponseWriter, r *http.Request, probePath s
 	// kube-apiserver authorizes before its handlers run.
 	probe.Header.Set("If-None-Match", "*")
 	probe.Body, probe.ContentLength = http.NoBody, 0
-	b := &bufferedResponse{header: http.Header{}}
+	b := response.NewBuffered()
 	p.ServeHTTP(b, probe)
-	switch code := b.code; {
+	switch code := b.Code; {
 	case code == 0, code < 300, code == http.StatusNotModified, code == http.StatusNotFound:
 		p.access.mu.Lock()
 		if p.access.m == nil || len(p.access.m) > 10000 {
@@ -64,7 +66,7 @@ func (p *Proxy) mayReadUnion(w http.ResponseWriter, r *http.Request, probePath s
 		p.access.mu.Unlock()
 		return true
 	}
-	b.writeTo(w)
+	b.CopyTo(w)
 	return false
 }
 

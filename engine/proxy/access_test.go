@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // Discovery and OpenAPI answered from the union of the backends go only to
@@ -29,20 +31,20 @@ func TestDiscovery_OnlyForClientsTheClusterAnswers(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 
-	code, body := get(t, srv.URL+"/apis", "Authorization", "Bearer denied")
-	if code != http.StatusForbidden || !strings.Contains(body, `cannot get path \"/apis\"`) {
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis", "", "Authorization", "Bearer denied"))
+	if code != http.StatusForbidden || !strings.Contains(string(body), `cannot get path \"/apis\"`) {
 		t.Errorf("/apis for a client the cluster refuses: %d %s", code, body)
 	}
-	if code, body := get(t, srv.URL+"/openapi/v2", "Authorization", "Bearer denied"); code != http.StatusForbidden {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/openapi/v2", "", "Authorization", "Bearer denied")); code != http.StatusForbidden {
 		t.Errorf("/openapi/v2 for a client the cluster refuses: %d %s", code, body)
 	}
 
 	before := probes.Load()
 	for range 3 {
-		code, body := get(t, srv.URL+"/apis", "Authorization", "Bearer good", "Accept", aggregatedAccept)
-		if code != http.StatusOK || !strings.Contains(body, `"v1alpha1"`) {
+		code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis", "", "Authorization", "Bearer good", "Accept", aggregatedAccept))
+		if code != http.StatusOK || !strings.Contains(string(body), `"v1alpha1"`) {
 			t.Fatalf("/apis for an allowed client: %d %s; want the union with the emulated version", code, body)
 		}
 	}
@@ -50,7 +52,7 @@ func TestDiscovery_OnlyForClientsTheClusterAnswers(t *testing.T) {
 		t.Errorf("three requests with the same token asked the backend %d times, want once (the answer is cached)", n)
 	}
 	// The cache is per credentials: the refused client is still refused.
-	if code, _ := get(t, srv.URL+"/apis", "Authorization", "Bearer denied"); code != http.StatusForbidden {
+	if code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis", "", "Authorization", "Bearer denied")); code != http.StatusForbidden {
 		t.Errorf("/apis for the refused client after an allowed one: %d", code)
 	}
 }

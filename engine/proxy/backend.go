@@ -81,7 +81,6 @@ type backendState struct {
 	// the backend last became ready.
 	ready      bool
 	lastError  string
-	checked    time.Time
 	readySince time.Time
 
 	versionInfo *apimachineryversion.Info
@@ -189,8 +188,8 @@ func (b *backend) setIdentity(h http.Header) {
 }
 
 // newTransport is an HTTP/1.1 transport tuned for a proxy in front of one
-// server: HTTP/2 upstream serialises large responses on one connection (it
-// halves LIST throughput), compression is left to the client (otherwise Go
+// server: HTTP/2 upstream serialises large responses on one connection,
+// compression is left to the client (otherwise Go
 // asks for gzip on the client's behalf and unzips it), and enough idle
 // connections are kept that a busy proxy does not dial per request. At most
 // maxConns connections are open: requests past them wait for one (a watch

@@ -18,7 +18,10 @@ func TestBackend_BearerTokenFile(t *testing.T) {
 		io.WriteString(w, r.Header.Get("Authorization"))
 	}))
 	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	file := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(file, []byte("file-token\n"), 0o600); err != nil {
 		t.Fatal(err)

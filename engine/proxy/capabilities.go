@@ -7,13 +7,15 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 	"time"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/version"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/apidoc"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // aggregatedAccept asks for aggregated discovery of what the server itself
@@ -82,15 +84,9 @@ func newCapabilities(groups []apidiscoveryv2.APIGroupDiscovery, aggregated bool)
 }
 
 // fetchDoc GETs path with the proxy's identity, revalidating a cached copy
-// with If-None-Match so that an unchanged document costs a 304.
-func (b *backend) fetchDoc(ctx context.Context, path, accept string) (body []byte, contentType string, err error) {
-	body, contentType, _, err = b.fetchDocETag(ctx, path, accept)
-	return body, contentType, err
-}
-
-// fetchDocETag is fetchDoc that also returns the document's ETag (empty when
-// the server sends none).
-func (b *backend) fetchDocETag(ctx context.Context, path, accept string) (body []byte, contentType, etag string, err error) {
+// with If-None-Match so that an unchanged document costs a 304. etag is
+// empty when the server sends none.
+func (b *backend) fetchDoc(ctx context.Context, path, accept string) (body []byte, contentType, etag string, err error) {
 	key := path + "\x00" + accept
 	b.mu.Lock()
 	cached, ok := b.etags[key]
@@ -108,7 +104,7 @@ func (b *backend) fetchDocETag(ctx context.Context, path, accept string) (body [
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return cached.body, cached.contentType, cached.etag, nil
 	}
-	body, err = readObject(resp.Body, b.maxObject)
+	body, err = response.ReadObject(resp.Body, b.maxObject)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("GET %s: %w", path, err)
 	}
@@ -148,7 +144,7 @@ func isAggregated(contentType string) bool {
 
 // fetchVersion reads /version.
 func (b *backend) fetchVersion(ctx context.Context) (*apimachineryversion.Info, *version.Version, error) {
-	body, _, err := b.fetchDoc(ctx, "/version", "application/json")
+	body, _, _, err := b.fetchDoc(ctx, "/version", "application/json")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,7 +165,7 @@ func (b *backend) fetchCapabilities(ctx context.Context) (*capabilities, error) 
 	var groups []apidiscoveryv2.APIGroupDiscovery
 	aggregated := true
 	for _, root := range []string{"/api", "/apis"} {
-		body, ct, err := b.fetchDoc(ctx, root, aggregatedAccept)
+		body, ct, _, err := b.fetchDoc(ctx, root, aggregatedAccept)
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +191,7 @@ func (b *backend) fetchCapabilities(ctx context.Context) (*capabilities, error) 
 
 // fetchOpenAPIV3Index reads /openapi/v3; a server without it has none.
 func (b *backend) fetchOpenAPIV3Index(ctx context.Context) map[string]string {
-	body, _, err := b.fetchDoc(ctx, "/openapi/v3", "application/json")
+	body, _, _, err := b.fetchDoc(ctx, "/openapi/v3", "application/json")
 	if err != nil {
 		return nil
 	}
@@ -257,7 +253,7 @@ func (b *backend) fetchLegacy(ctx context.Context, root string, body []byte) ([]
 	}
 	for i, ps := range paths {
 		for _, p := range ps {
-			body, _, err := b.fetchDoc(ctx, p.path, "application/json")
+			body, _, _, err := b.fetchDoc(ctx, p.path, "application/json")
 			if err != nil {
 				return nil, err
 			}
@@ -265,62 +261,8 @@ func (b *backend) fetchLegacy(ctx context.Context, root string, body []byte) ([]
 			if err := json.Unmarshal(body, &rl); err != nil {
 				return nil, fmt.Errorf("GET %s: %w", p.path, err)
 			}
-			out[i].Versions = append(out[i].Versions, legacyToAggregated(p.group, p.version, rl.APIResources))
+			out[i].Versions = append(out[i].Versions, apidoc.LegacyToAggregated(p.group, p.version, rl.APIResources))
 		}
 	}
 	return out, nil
-}
-
-func legacyToAggregated(group, ver string, in []metav1.APIResource) apidiscoveryv2.APIVersionDiscovery {
-	v := apidiscoveryv2.APIVersionDiscovery{Version: ver, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
-	index := map[string]int{}
-	kind := func(r metav1.APIResource) *metav1.GroupVersionKind {
-		if r.Kind == "" {
-			return nil
-		}
-		gvk := metav1.GroupVersionKind{Group: group, Version: ver, Kind: r.Kind}
-		if r.Group != "" || r.Version != "" {
-			gvk.Group, gvk.Version = r.Group, r.Version
-		}
-		return &gvk
-	}
-	for _, r := range in {
-		if strings.Contains(r.Name, "/") {
-			continue
-		}
-		scope := apidiscoveryv2.ScopeCluster
-		if r.Namespaced {
-			scope = apidiscoveryv2.ScopeNamespace
-		}
-		rk := kind(r)
-		if rk == nil {
-			rk = &metav1.GroupVersionKind{}
-		}
-		index[r.Name] = len(v.Resources)
-		v.Resources = append(v.Resources, apidiscoveryv2.APIResourceDiscovery{
-			Resource:         r.Name,
-			ResponseKind:     rk,
-			Scope:            scope,
-			SingularResource: r.SingularName,
-			Verbs:            r.Verbs,
-			ShortNames:       r.ShortNames,
-			Categories:       r.Categories,
-		})
-	}
-	for _, r := range in {
-		parent, sub, ok := strings.Cut(r.Name, "/")
-		if !ok {
-			continue
-		}
-		i, ok := index[parent]
-		if !ok {
-			continue
-		}
-		v.Resources[i].Subresources = append(v.Resources[i].Subresources, apidiscoveryv2.APISubresourceDiscovery{
-			Subresource:  sub,
-			ResponseKind: kind(r),
-			Verbs:        r.Verbs,
-		})
-	}
-	return v
 }

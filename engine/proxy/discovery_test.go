@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"testing"
@@ -11,28 +10,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-func getWith(t *testing.T, url, accept, ifNoneMatch string) (*http.Response, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	if ifNoneMatch != "" {
-		req.Header.Set("If-None-Match", ifNoneMatch)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, body
-}
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/apidoc"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
+)
 
 func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
 	old := newFake(t, "old", "v1.35.4", "v1/configmaps", "admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies", "apps/v1/deployments")
@@ -40,8 +21,8 @@ func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
 	p, srv := startProxy(t, Options{}, old, neu)
 
 	const accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
-	resp, body := getWith(t, srv.URL+"/apis", accept, "")
-	if ct := resp.Header.Get("Content-Type"); ct != aggregatedContentType {
+	code, hdr, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis", "", "Accept", accept))
+	if ct := hdr.Get("Content-Type"); ct != apidoc.AggregatedContentType {
 		t.Fatalf("Content-Type %q, want aggregated discovery", ct)
 	}
 	var list apidiscoveryv2.APIGroupDiscoveryList
@@ -65,24 +46,28 @@ func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
 		t.Errorf("admissionregistration versions %v, want [v1 v1beta1] (the newest server's preference)", versions)
 	}
 
-	etag := resp.Header.Get("ETag")
-	if etag == "" || resp.Header.Get("Cache-Control") != "public" || resp.Header.Get("Vary") != "Accept" {
-		t.Errorf("caching headers: ETag %q, Cache-Control %q, Vary %q", etag, resp.Header.Get("Cache-Control"), resp.Header.Get("Vary"))
+	etag := hdr.Get("ETag")
+	if etag == "" || hdr.Get("Cache-Control") != "public" || hdr.Get("Vary") != "Accept" {
+		t.Errorf("caching headers: ETag %q, Cache-Control %q, Vary %q", etag, hdr.Get("Cache-Control"), hdr.Get("Vary"))
 	}
-	if resp, _ := getWith(t, srv.URL+"/apis", accept, etag); resp.StatusCode != http.StatusNotModified {
-		t.Errorf("If-None-Match with the current ETag = %d, want 304", resp.StatusCode)
+	if code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis", "", "Accept", accept, "If-None-Match", etag)); code != http.StatusNotModified {
+		t.Errorf("If-None-Match with the current ETag = %d, want 304", code)
 	}
 
 	// Legacy discovery, from the same union.
-	_, body = getWith(t, srv.URL+"/apis/admissionregistration.k8s.io/v1", "application/json", "")
+	_, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/admissionregistration.k8s.io/v1", "", "Accept", "application/json"))
 	var rl metav1.APIResourceList
-	json.Unmarshal(body, &rl)
+	if err := json.Unmarshal(body, &rl); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if len(rl.APIResources) != 1 || rl.APIResources[0].Name != "mutatingadmissionpolicies" {
 		t.Errorf("legacy admissionregistration.k8s.io/v1 = %s", body)
 	}
-	_, body = getWith(t, srv.URL+"/api", "application/json", "")
+	_, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/api", "", "Accept", "application/json"))
 	var vs metav1.APIVersions
-	json.Unmarshal(body, &vs)
+	if err := json.Unmarshal(body, &vs); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if !slices.Equal(vs.Versions, []string{"v1"}) {
 		t.Errorf("legacy /api = %s", body)
 	}
@@ -90,49 +75,18 @@ func TestProxy_DiscoveryIsTheUnionOfBackends(t *testing.T) {
 	// A server that is down keeps its resources in discovery: taking them
 	// out would make the garbage collector think they are gone.
 	neu.notReady.Store(true)
-	waitFor(t, "new not ready", func() bool { return !p.list()[1].snapshot().ready })
-	_, body = getWith(t, srv.URL+"/apis/admissionregistration.k8s.io/v1", "application/json", "")
+	proxytest.Poll(t, "new not ready", func() bool { return !p.list()[1].snapshot().ready })
+	_, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/admissionregistration.k8s.io/v1", "", "Accept", "application/json"))
 	rl = metav1.APIResourceList{}
-	json.Unmarshal(body, &rl)
+	if err := json.Unmarshal(body, &rl); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if len(rl.APIResources) != 1 {
 		t.Errorf("with new down, admissionregistration.k8s.io/v1 = %s, want it still listed", body)
 	}
-	resp, _ = getWith(t, srv.URL+"/apis/nothere.example.com/v1", "application/json", "")
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("unknown group version = %d, want 404", resp.StatusCode)
-	}
-}
-
-func TestPrefersProtobuf(t *testing.T) {
-	tests := map[string]bool{
-		openAPIV2ProtobufDeprecated:                              true,
-		openAPIV2Protobuf:                                        true,
-		"application/json, " + openAPIV2Protobuf:                 false,
-		openAPIV2Protobuf + ", application/json":                 true,
-		openAPIV2Protobuf + "; q=0.5, application/json":          false,
-		"application/json;q=0.9, " + openAPIV2ProtobufDeprecated: true,
-		"": false,
-	}
-	for accept, want := range tests {
-		if got := prefersProtobuf(accept); got != want {
-			t.Errorf("prefersProtobuf(%q) = %v, want %v", accept, got, want)
-		}
-	}
-}
-
-func TestWantsAggregated(t *testing.T) {
-	tests := map[string]bool{
-		"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json":                true,
-		"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=nopeer,application/json": true,
-		"application/json": false,
-		"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json":               false,
-		"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json": false,
-		"": false,
-	}
-	for accept, want := range tests {
-		if got := wantsAggregated(accept); got != want {
-			t.Errorf("wantsAggregated(%q) = %v, want %v", accept, got, want)
-		}
+	code, hdr, _ = proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/nothere.example.com/v1", "", "Accept", "application/json"))
+	if code != http.StatusNotFound {
+		t.Errorf("unknown group version = %d, want 404", code)
 	}
 }
 
@@ -143,7 +97,10 @@ func TestProxy_OpenAPIV2IsTheUnion(t *testing.T) {
 	neu.openAPIV2 = `{"swagger":"2.0","info":{"title":"Kubernetes","version":"v1.36.3"},"paths":{"/api/v1/configmaps":{"get":{"operationId":"new","responses":{"200":{"description":"OK"}}}}},"definitions":{"io.k8s.api.core.v1.ConfigMap":{"description":"new"},"io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicy":{"description":"only new"}}}`
 	_, srv := startProxy(t, Options{}, old, neu)
 
-	resp, body := getWith(t, srv.URL+"/openapi/v2", "application/json", "")
+	code, hdr, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/openapi/v2", "", "Accept", "application/json"))
+	if code != http.StatusOK {
+		t.Fatalf("/openapi/v2: %d %s", code, body)
+	}
 	var doc struct {
 		Info        struct{ Version string }
 		Paths       map[string]map[string]struct{ OperationID string }
@@ -161,13 +118,13 @@ func TestProxy_OpenAPIV2IsTheUnion(t *testing.T) {
 		doc.Paths["/apis/gone/v1beta1/things"] == nil {
 		t.Errorf("the union lacks one server's entries: %s", body)
 	}
-	if resp, _ := getWith(t, srv.URL+"/openapi/v2", "application/json", resp.Header.Get("ETag")); resp.StatusCode != http.StatusNotModified {
-		t.Errorf("If-None-Match = %d, want 304", resp.StatusCode)
+	if code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/openapi/v2", "", "Accept", "application/json", "If-None-Match", hdr.Get("ETag"))); code != http.StatusNotModified {
+		t.Errorf("If-None-Match = %d, want 304", code)
 	}
 
-	resp, body = getWith(t, srv.URL+"/openapi/v2", openAPIV2ProtobufDeprecated, "")
-	if resp.Header.Get("Content-Type") != openAPIV2Protobuf {
-		t.Fatalf("Content-Type %q, want protobuf: %s", resp.Header.Get("Content-Type"), body)
+	code, hdr, body = proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/openapi/v2", "", "Accept", apidoc.OpenAPIV2ProtobufDeprecated))
+	if hdr.Get("Content-Type") != apidoc.OpenAPIV2Protobuf {
+		t.Fatalf("Content-Type %q, want protobuf: %s", hdr.Get("Content-Type"), body)
 	}
 	var pb openapiv2.Document
 	if err := proto.Unmarshal(body, &pb); err != nil {

@@ -43,7 +43,8 @@
 //
 // # Version emulation
 //
-// With a converter ([Options.Converter], [Proxy.SetRules]), a request for a group/version/resource that no
+// With a converter ([Rules.Converter], given in [Options.Rules] or to
+// [Proxy.SetRules]), a request for a group/version/resource that no
 // ready backend serves, and that the migration rules lead to a version a
 // ready backend does serve, is emulated: its URL is rewritten to the served
 // version, create and update bodies are converted forward, merge, strategic
@@ -55,4 +56,13 @@
 // speak JSON only. The OpenAPI of an emulated version (/openapi/v3 and
 // /openapi/v2) comes from Options.OpenAPIV3 or from the schema its CRD keeps
 // for it. docs/emulation.md has the details.
+//
+// # Packages
+//
+// Emulation lives in internal/emulation, which reaches the proxy only
+// through one interface, emulation.Host (send a request on the client's
+// behalf, what the backends serve, read a client's body within the
+// proxy's bounds, read a CRD). The pure merging of the backends' documents
+// (discovery, OpenAPI, OpenAPI v3 to v2) is internal/apidoc; the
+// metav1.Status answers and bounded reads both use are internal/response.
 package proxy

@@ -1,13 +1,14 @@
 package proxy
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // requestCounts reads mvpctl_proxy_requests_total as "label=value,..." → count.
@@ -36,25 +37,21 @@ func requestCounts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 // An emulated request is counted once, under the backend that answered its
 // (last) request to the served version.
 func TestEmulation_MetricsNameTheBackend(t *testing.T) {
-	s := &store{rv: 42}
-	s.obj, _ = engine.DecodeObject([]byte(servedObject))
 	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources")
-	f.setHandler(s.handle)
+	// The object as it is read, and as the patch leaves it.
+	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, proxytest.ServedObject)
+	})
 	reg := prometheus.NewRegistry()
-	_, srv := startProxy(t, Options{Converter: seedConverter(t), Registry: reg}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, Registry: reg}, f)
 	obj := srv.URL + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
-	if code, _, body := doJSON(t, "GET", obj, ""); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", obj, "")); code != http.StatusOK {
 		t.Fatalf("GET: %d %s", code, body)
 	}
-	req, _ := http.NewRequest("PATCH", obj, strings.NewReader(`{"spec":{"config":{"legacyTimeout":60}}}`))
-	req.Header.Set("Content-Type", "application/merge-patch+json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("PATCH: %d", resp.StatusCode)
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "PATCH", obj, `{"spec":{"config":{"legacyTimeout":60}}}`, "Content-Type", "application/merge-patch+json"))
+	if code != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", code, body)
 	}
 	got := requestCounts(t, reg)
 	for _, verb := range []string{"get", "patch"} {

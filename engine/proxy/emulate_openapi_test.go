@@ -3,7 +3,6 @@ package proxy
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,47 +10,10 @@ import (
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
-)
 
-// seedCRD keeps v1alpha1, no longer served, with its schema.
-const seedCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: customresources.myapps.example.com}
-spec:
-  group: myapps.example.com
-  names: {plural: customresources, singular: customresource, kind: Customresource, listKind: CustomresourceList}
-  scope: Namespaced
-  versions:
-  - name: v1beta1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              config:
-                type: object
-                properties:
-                  requestTimeoutSeconds: {type: integer}
-  - name: v1alpha1
-    served: false
-    storage: false
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              stateManagement: {type: string, description: ephemeral or durable}
-              config:
-                type: object
-                properties:
-                  legacyTimeout: {type: integer, description: The request timeout in seconds.}
-`
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/apidoc"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
+)
 
 const crdPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/customresources.myapps.example.com"
 
@@ -100,7 +62,7 @@ func newCRDBackend(t *testing.T, crd string) *crdBackend {
 // start runs a proxy with the proxy's own token in front of the backend.
 func (c *crdBackend) start(t *testing.T, opts Options) (*Proxy, string) {
 	t.Helper()
-	b := c.f.backend()
+	b := c.f.backend(t)
 	b.BearerToken = "proxy-token"
 	opts.Backends = append(opts.Backends, b)
 	p, srv := startProxy(t, opts)
@@ -109,7 +71,7 @@ func (c *crdBackend) start(t *testing.T, opts Options) (*Proxy, string) {
 
 func openAPIV3Index(t *testing.T, base string) map[string]string {
 	t.Helper()
-	code, _, body := doJSON(t, "GET", base+"/openapi/v3", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+"/openapi/v3", ""))
 	if code == http.StatusNotFound {
 		return nil // no backend has an index, and nothing is emulated
 	}
@@ -139,12 +101,12 @@ type openAPIV2Doc struct {
 
 func getOpenAPIV2(t *testing.T, base string) (openAPIV2Doc, string) {
 	t.Helper()
-	resp, body := getWith(t, base+"/openapi/v2", "application/json", "")
+	code, hdr, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, base+"/openapi/v2", "", "Accept", "application/json"))
 	var doc openAPIV2Doc
-	if err := json.Unmarshal(body, &doc); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("/openapi/v2: %d %v: %.300s", resp.StatusCode, err, body)
+	if err := json.Unmarshal(body, &doc); err != nil || code != http.StatusOK {
+		t.Fatalf("/openapi/v2: %d %v: %.300s", code, err, body)
 	}
-	return doc, resp.Header.Get("ETag")
+	return doc, hdr.Get("ETag")
 }
 
 const (
@@ -153,8 +115,8 @@ const (
 )
 
 func TestEmulation_OpenAPIFromTheCRDsOldVersion(t *testing.T) {
-	c := newCRDBackend(t, seedCRD)
-	p, base := c.start(t, Options{Converter: seedConverter(t)})
+	c := newCRDBackend(t, proxytest.SeedCRD)
+	p, base := c.start(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}})
 
 	// /openapi/v3 lists v1alpha1; its document is built from the CRD's
 	// v1alpha1 schema by apiextensions-apiserver's builder.
@@ -162,7 +124,7 @@ func TestEmulation_OpenAPIFromTheCRDsOldVersion(t *testing.T) {
 	if !strings.HasPrefix(u, "/openapi/v3/"+alphaPath+"?hash=") {
 		t.Fatalf("the index does not list %s: %q", alphaPath, u)
 	}
-	code, _, body := doJSON(t, "GET", base+u, "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+u, ""))
 	if code != http.StatusOK {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -196,10 +158,10 @@ func TestEmulation_OpenAPIFromTheCRDsOldVersion(t *testing.T) {
 		doc.Paths["/apis/myapps.example.com/v1alpha1/namespaces/{namespace}/customresources/{name}"] == nil {
 		t.Errorf("/openapi/v2 lacks the emulated version: %v", doc.Definitions[alphaModel])
 	}
-	resp, pbBody := getWith(t, base+"/openapi/v2", openAPIV2Protobuf, "")
+	code, _, pbBody := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, base+"/openapi/v2", "", "Accept", apidoc.OpenAPIV2Protobuf))
 	var pb openapiv2.Document
-	if err := proto.Unmarshal(pbBody, &pb); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("protobuf: %d %v", resp.StatusCode, err)
+	if err := proto.Unmarshal(pbBody, &pb); err != nil || code != http.StatusOK {
+		t.Fatalf("protobuf: %d %v", code, err)
 	}
 	found := false
 	for _, d := range pb.GetDefinitions().GetAdditionalProperties() {
@@ -227,7 +189,7 @@ func TestEmulation_OpenAPIFromTheCRDsOldVersion(t *testing.T) {
 	if _, ok := doc.Definitions[alphaModel]; ok || etag2 == etag {
 		t.Errorf("/openapi/v2 after the rules went: ETag %s (was %s), has %s: %v", etag2, etag, alphaModel, ok)
 	}
-	if err := p.SetRules(Rules{Converter: seedConverter(t)}); err != nil {
+	if err := p.SetRules(Rules{Converter: proxytest.SeedConverter(t)}); err != nil {
 		t.Fatal(err)
 	}
 	if doc, etag3 := getOpenAPIV2(t, base); doc.Definitions[alphaModel].Properties == nil || etag3 != etag {
@@ -240,10 +202,10 @@ func TestEmulation_OpenAPIFromTheCRDsOldVersion(t *testing.T) {
 
 func TestEmulation_OpenAPIFromCRDWithoutTheVersion(t *testing.T) {
 	// The CRD dropped v1alpha1 from spec.versions; another CRD is not there.
-	crd := seedCRD[:strings.Index(seedCRD, "  - name: v1alpha1")]
+	crd := proxytest.SeedCRD[:strings.Index(proxytest.SeedCRD, "  - name: v1alpha1")]
 	for name, c := range map[string]*crdBackend{"version gone": newCRDBackend(t, crd), "no CRD": newCRDBackend(t, "")} {
 		t.Run(name, func(t *testing.T) {
-			_, base := c.start(t, Options{Converter: seedConverter(t)})
+			_, base := c.start(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}})
 			if u, ok := openAPIV3Index(t, base)[alphaPath]; ok {
 				t.Errorf("the index lists %s: %s", alphaPath, u)
 			}
@@ -259,9 +221,9 @@ func TestEmulation_OpenAPIFromCRDWithoutTheVersion(t *testing.T) {
 
 // A CRD that could not be read is read again on the next request.
 func TestEmulation_OpenAPIFromCRDRetriesAFailedRead(t *testing.T) {
-	c := newCRDBackend(t, seedCRD)
+	c := newCRDBackend(t, proxytest.SeedCRD)
 	c.fail.Store(1)
-	_, base := c.start(t, Options{Converter: seedConverter(t)})
+	_, base := c.start(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}})
 	if _, ok := openAPIV3Index(t, base)[alphaPath]; ok {
 		t.Error("listed although the CRD could not be read")
 	}
@@ -277,10 +239,10 @@ func TestEmulation_OpenAPIFromCRDRetriesAFailedRead(t *testing.T) {
 // converted, in /openapi/v2.
 func TestEmulation_OpenAPIFromFlagWinsOverTheCRD(t *testing.T) {
 	given := []byte(`{"openapi":"3.0.0","info":{"title":"given","version":"1"},"paths":{"/apis/myapps.example.com/v1alpha1/namespaces/{namespace}/customresources/{name}":{"get":{"responses":{"200":{"description":"OK","content":{"application/json":{"schema":{"$ref":"#/components/schemas/given.Customresource"}}}}}}}},"components":{"schemas":{"given.Customresource":{"type":"object","description":"from the flag"}}}}`)
-	c := newCRDBackend(t, seedCRD)
-	_, base := c.start(t, Options{Converter: seedConverter(t), OpenAPIV3: map[string][]byte{alphaPath: given}})
+	c := newCRDBackend(t, proxytest.SeedCRD)
+	_, base := c.start(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, OpenAPIV3: map[string][]byte{alphaPath: given}})
 	u := openAPIV3Index(t, base)[alphaPath]
-	if code, _, body := doJSON(t, "GET", base+u, ""); code != http.StatusOK || string(body) != string(given) {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+u, "")); code != http.StatusOK || string(body) != string(given) {
 		t.Errorf("%d %s", code, body)
 	}
 	doc, _ := getOpenAPIV2(t, base)
@@ -292,35 +254,5 @@ func TestEmulation_OpenAPIFromFlagWinsOverTheCRD(t *testing.T) {
 	}
 	if c.reads.Load() != 0 {
 		t.Errorf("the CRD was read %d times, want never", c.reads.Load())
-	}
-}
-
-// Kubernetes v1.24's policy/v1beta1 document (testdata) converts to Swagger
-// 2.0 with every reference into definitions.
-func TestOpenAPIV3ToV2_PolicyV1beta1(t *testing.T) {
-	doc, err := os.ReadFile("../../testdata/emulation/openapi/apis__policy__v1beta1_openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2, err := openAPIV3ToV2(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(v2), "#/components/") {
-		t.Error("a reference still points into components")
-	}
-	var d openAPIV2Doc
-	if err := json.Unmarshal(v2, &d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Definitions["io.k8s.api.policy.v1beta1.PodDisruptionBudget"].Properties["spec"] == nil ||
-		d.Paths["/apis/policy/v1beta1/namespaces/{namespace}/poddisruptionbudgets/{name}"] == nil {
-		t.Errorf("definitions %d, paths %d", len(d.Definitions), len(d.Paths))
-	}
-	if _, err := openapiv2.ParseDocument(v2); err != nil {
-		t.Errorf("gnostic: %v", err)
-	}
-	if _, err := openAPIV3ToV2([]byte(`{"openapi":"3.0.0","paths":{}}`)); err != nil {
-		t.Errorf("a document without info: %v", err)
 	}
 }

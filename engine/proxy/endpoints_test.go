@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/client-go/kubernetes/typed/discovery/v1"
+	v1 "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 func TestEndpointSliceBackends(t *testing.T) {
@@ -62,22 +64,22 @@ func TestProxy_SetBackendsAddsAndRemoves(t *testing.T) {
 	a := newFake(t, "a", "v1.35.4", "v1/configmaps")
 	b := newFake(t, "b", "v1.36.3", "v1/configmaps")
 	p, srv := startProxy(t, Options{}, a)
-	if err := p.SetBackends([]Backend{a.backend(), b.backend()}); err != nil {
+	if err := p.SetBackends([]Backend{a.backend(t), b.backend(t)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b serving", func() bool {
-		_, _, body := doJSON(t, http.MethodGet, srv.URL+cmPath, "")
+	proxytest.Poll(t, "b serving", func() bool {
+		_, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath, ""))
 		return answeredBy(t, body) == "b"
 	})
 	if !p.list()[0].snapshot().ready {
 		t.Error("a lost its state when b was added")
 	}
-	if err := p.SetBackends([]Backend{b.backend()}); err != nil {
+	if err := p.SetBackends([]Backend{b.backend(t)}); err != nil {
 		t.Fatal(err)
 	}
 	hitsA := a.hits.Load()
 	for range 10 {
-		if _, _, body := doJSON(t, http.MethodGet, srv.URL+cmPath, ""); answeredBy(t, body) != "b" {
+		if _, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath, "")); answeredBy(t, body) != "b" {
 			t.Fatalf("answered by %s after a was removed", body)
 		}
 	}

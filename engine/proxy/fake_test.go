@@ -18,6 +18,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/apidoc"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // fakeAPIServer answers the endpoints the proxy polls (/readyz, /version,
@@ -48,8 +51,12 @@ func newFake(t *testing.T, name, gitVersion string, served ...string) *fakeAPISe
 	return f
 }
 
-func (f *fakeAPIServer) backend() Backend {
-	u, _ := url.Parse(f.srv.URL)
+func (f *fakeAPIServer) backend(t testing.TB) Backend {
+	t.Helper()
+	u, err := url.Parse(f.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return Backend{Name: f.name, URL: u}
 }
 
@@ -86,7 +93,7 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "/openapi/v2":
 		if f.openAPIV2 != "" {
-			w.Header().Set("ETag", `"`+etagOf([]byte(f.openAPIV2))+`"`)
+			w.Header().Set("ETag", `"`+apidoc.ETag([]byte(f.openAPIV2))+`"`)
 			if r.Header.Get("If-None-Match") == w.Header().Get("ETag") {
 				w.WriteHeader(http.StatusNotModified)
 				return
@@ -105,7 +112,7 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					list.Items = append(list.Items, g)
 				}
 			}
-			w.Header().Set("Content-Type", aggregatedContentType)
+			w.Header().Set("Content-Type", apidoc.AggregatedContentType)
 			_ = json.NewEncoder(w).Encode(list)
 			return
 		}
@@ -129,7 +136,11 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(gl)
 		return
 	}
-	info, _ := infoFactory.NewRequestInfo(r)
+	info, err := infoFactory.NewRequestInfo(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	if !info.IsResourceRequest {
 		// Legacy discovery of one group version.
 		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
@@ -282,7 +293,7 @@ func (f *fakeAPIServer) groups() []apidiscoveryv2.APIGroupDiscovery {
 func startProxy(t *testing.T, opts Options, fakes ...*fakeAPIServer) (*Proxy, *httptest.Server) {
 	t.Helper()
 	for _, f := range fakes {
-		opts.Backends = append(opts.Backends, f.backend())
+		opts.Backends = append(opts.Backends, f.backend(t))
 	}
 	if opts.HealthInterval == 0 {
 		opts.HealthInterval = 20 * time.Millisecond
@@ -294,7 +305,7 @@ func startProxy(t *testing.T, opts Options, fakes ...*fakeAPIServer) (*Proxy, *h
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	p.Run(ctx)
-	waitFor(t, "all backends ready", func() bool {
+	proxytest.Poll(t, "all backends ready", func() bool {
 		for _, b := range p.Capabilities().Backends {
 			if !b.Ready {
 				return false
@@ -307,42 +318,8 @@ func startProxy(t *testing.T, opts Options, fakes ...*fakeAPIServer) (*Proxy, *h
 	return p, srv
 }
 
-// waitFor polls cond for up to 10 seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 type echo struct {
 	Backend, Method, Path, Body string
-}
-
-func doJSON(t *testing.T, method, url, body string) (int, http.Header, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, data
 }
 
 func answeredBy(t *testing.T, data []byte) string {
@@ -352,4 +329,35 @@ func answeredBy(t *testing.T, data []byte) string {
 		t.Fatalf("not an echo: %s", data)
 	}
 	return e.Backend
+}
+
+// serve runs srv until the test ends and waits for it to stop, so that no
+// goroutine of it outlives the test.
+func serve(t testing.TB, srv *Server) *Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ctx); err != nil {
+			t.Errorf("serving: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return srv
+}
+
+// serveProxy serves h on a loopback TLS listener of opts until the test
+// ends.
+func serveProxy(t testing.TB, h http.Handler, opts ServeOptions) *Server {
+	t.Helper()
+	opts.Listen = "127.0.0.1:0"
+	srv, err := NewServer(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, srv)
 }

@@ -13,8 +13,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -28,6 +26,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // FuzzProxyRequest sends arbitrary requests (method, request target,
@@ -210,19 +210,15 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 		}
 	}()
 
-	seedFile := filepath.Join(tb.TempDir(), "seed-rules.yaml")
-	if err := os.WriteFile(seedFile, []byte(seedRules), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	conv, err := engine.Load(engine.Options{}, "../../rules/builtin", seedFile)
+	conv, err := engine.Load(engine.Options{}, "../../rules/builtin", "internal/proxytest/testdata/seed-rules.yaml")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b := h.fake.backend()
+	b := h.fake.backend(tb)
 	b.BearerToken = fuzzProxyToken
 	p, err := New(Options{
 		Backends:               []Backend{b},
-		Converter:              conv,
+		Rules:                  Rules{Converter: conv},
 		ImpersonateClientCerts: true,
 		HealthInterval:         time.Second,
 	})
@@ -252,13 +248,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 		tb.Fatal(err)
 	}
 	h.p = p
-	deadline := time.Now().Add(10 * time.Second)
-	for p.discoveryUnion() == nil || !p.emulates(gvr{"policy", "v1beta1", "poddisruptionbudgets"}) {
-		if time.Now().After(deadline) {
-			tb.Fatal("timed out waiting for the emulated versions")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	proxytest.Poll(tb, "the emulated versions", func() bool { return p.emulates(gvr{"policy", "v1beta1", "poddisruptionbudgets"}) })
 	h.cert = &x509.Certificate{Subject: pkix.Name{CommonName: fuzzCertUser, Organization: []string{fuzzCertGroup}}}
 	return h
 }
@@ -303,7 +293,7 @@ func (h *fuzzHarness) serveFake(w http.ResponseWriter, r *http.Request) {
 
 func (h *fuzzHarness) answer(w http.ResponseWriter, r *http.Request, behaviour uint8, body []byte) int {
 	status := func(code int, reason metav1.StatusReason, retryAfter int) int {
-		writeStatus(w, code, reason, "from the fake", retryAfter)
+		response.WriteStatus(w, code, reason, "from the fake", retryAfter)
 		return code
 	}
 	switch behaviour {

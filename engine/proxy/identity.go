@@ -19,6 +19,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // identityKey is the context key of a client request's *identity.
@@ -61,7 +63,7 @@ func (p *Proxy) identify(w http.ResponseWriter, r *http.Request) (*http.Request,
 	if r.Context().Value(innerKey{}) != nil {
 		// Never authenticate a copy of a client's request as if it were
 		// the client: its headers may no longer say who the client is.
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "an inner request lost its client's identity", 0)
+		response.WriteStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "an inner request lost its client's identity", 0)
 		return r, false
 	}
 	id, ok := p.authenticate(w, r)
@@ -101,7 +103,7 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*identity,
 	}
 	user := cert.Subject.CommonName
 	if user == "" {
-		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "the client certificate has no common name", 0)
+		response.WriteStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "the client certificate has no common name", 0)
 		return nil, false
 	}
 	groups := cert.Subject.Organization
@@ -111,11 +113,11 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*identity,
 			var be *badImpersonationError
 			switch {
 			case errors.As(err, &be):
-				writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, be.Error(), 0)
+				response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, be.Error(), 0)
 			case errors.As(err, &fe):
-				writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, fe.Error(), 0)
+				response.WriteStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, fe.Error(), 0)
 			default:
-				writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
+				response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
 					"cannot check impersonation with the kube-apiserver: "+err.Error(), p.opts.RetryAfterSeconds)
 			}
 			return nil, false
@@ -435,7 +437,7 @@ const (
 func (p *Proxy) establish(w http.ResponseWriter, r *http.Request) bool {
 	id := identityFrom(r.Context())
 	if id == nil {
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "no identity was decided for the request", 0)
+		response.WriteStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "no identity was decided for the request", 0)
 		return false
 	}
 	if id.proxy {
@@ -447,17 +449,17 @@ func (p *Proxy) establish(w http.ResponseWriter, r *http.Request) bool {
 	}
 	// An inner request: the client's request is the one counted.
 	b := p.selfSubjectReview(r)
-	switch code := b.code; {
+	switch code := b.Code; {
 	case code >= 200 && code < 300, code == http.StatusForbidden:
 		p.established.Add(key, reviewedUser(b), establishedTTL)
 		return true
 	case code == http.StatusNotFound, code < 200, code >= 300 && code < 400:
-		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
+		response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
 			fmt.Sprintf("cannot establish the client's identity before converting its request: a SelfSubjectReview (authentication.k8s.io/v1) got HTTP %d", code), 0)
 	default:
 		// The apiserver's own answer for this client: 401, a 400 for
 		// malformed impersonation, 429, 5xx.
-		b.writeTo(w)
+		b.CopyTo(w)
 	}
 	return false
 }

@@ -11,6 +11,9 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 func allowUsers(names ...string) func(authorizationv1.ResourceAttributes) bool {
@@ -31,7 +34,7 @@ func allowUsers(names ...string) func(authorizationv1.ResourceAttributes) bool {
 func TestProxy_ConnectionHeaderCannotDropTheIdentity(t *testing.T) {
 	ca := newTestCA(t)
 	g := newIdentityRig(t, ca, Options{}, allowUsers("carol"), "v1/configmaps")
-	alice := ca.client(t, "alice", "team-a")
+	alice := ca.issue(t, "alice", []string{"team-a"}).tls
 	tests := []struct {
 		name   string
 		cert   *tls.Certificate
@@ -72,7 +75,7 @@ func TestProxy_ConnectionHeaderCannotDropTheIdentity(t *testing.T) {
 func TestProxy_UpgradeCarriesTheIdentity(t *testing.T) {
 	ca := newTestCA(t)
 	g := newIdentityRig(t, ca, Options{}, allowUsers(), "v1/pods", "v1/pods/exec")
-	alice := ca.client(t, "alice", "team-a")
+	alice := ca.issue(t, "alice", []string{"team-a"}).tls
 	const exec = "/api/v1/namespaces/x/pods/p/exec?command=ls&stdout=true"
 
 	code, body := g.upgrade(t, &alice, exec, "Connection", "Upgrade, Impersonate-User, Impersonate-Group", "Upgrade", "SPDY/3.1")
@@ -105,7 +108,7 @@ func TestProxy_UpgradeCarriesTheIdentity(t *testing.T) {
 func TestProxy_FrontProxyHeadersNeverReachTheBackend(t *testing.T) {
 	ca := newTestCA(t)
 	g := newIdentityRig(t, ca, Options{}, allowUsers(), "v1/configmaps")
-	alice := ca.client(t, "alice")
+	alice := ca.issue(t, "alice", nil).tls
 	forged := []string{"X-Remote-User", "system:admin", "X-Remote-Group", "system:masters", "X-Remote-Extra-Scopes", "all", "x-remote-uid", "0"}
 	for _, h2 := range []bool{true, false} {
 		for _, cert := range []*tls.Certificate{nil, &alice} {
@@ -135,7 +138,7 @@ func TestProxy_ImpersonatedExtraKeysAreReadAsTheAPIServerReadsThem(t *testing.T)
 		return a.Resource == "users" && a.Name == "carol" ||
 			a.Resource == "userextras" && a.Subresource == "example.com/scopes" && a.Name == "read"
 	}, "v1/configmaps")
-	alice := ca.client(t, "alice")
+	alice := ca.issue(t, "alice", nil).tls
 	for _, header := range []string{"Impersonate-Extra-Example.com%2fscopes", "Impersonate-Extra-EXAMPLE.COM%2FSCOPES"} {
 		code, body := g.do(t, &alice, true, http.MethodGet, cmPath+"/x", "", "Impersonate-User", "carol", header, "read")
 		if code != http.StatusOK {
@@ -167,14 +170,14 @@ const crPath = "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources"
 // impersonate alice, and cost a SubjectAccessReview each).
 func TestEmulation_ClientCertificateUsersAreAuthenticatedOnce(t *testing.T) {
 	ca := newTestCA(t)
-	g := newIdentityRig(t, ca, Options{Converter: seedConverter(t)}, allowUsers("carol"),
+	g := newIdentityRig(t, ca, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, allowUsers("carol"),
 		"myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
-	alice := ca.client(t, "alice", "team-a")
+	alice := ca.issue(t, "alice", []string{"team-a"}).tls
 	requests := []struct{ method, path, body, contentType string }{
 		{http.MethodGet, crPath + "/a", "", ""},
 		{http.MethodGet, crPath, "", ""},
-		{http.MethodPost, crPath, clientObject, "application/json"},
-		{http.MethodPut, crPath + "/a", clientObject, "application/json"},
+		{http.MethodPost, crPath, proxytest.ClientObject, "application/json"},
+		{http.MethodPut, crPath + "/a", proxytest.ClientObject, "application/json"},
 		{http.MethodPatch, crPath + "/a", `{"spec":{"stateManagement":"ephemeral"}}`, "application/merge-patch+json"},
 	}
 	for _, as := range []struct {
@@ -223,9 +226,9 @@ func TestEmulation_WritesWaitForABackendToAuthenticateTheClient(t *testing.T) {
 				w.WriteHeader(http.StatusCreated)
 				io.WriteString(w, `{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","status":{"userInfo":{"username":"good"}}}`)
 			case auth == "" && anonymous.Load():
-				writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `selfsubjectreviews.authentication.k8s.io is forbidden: User "system:anonymous" cannot create resource`, 0)
+				response.WriteStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `selfsubjectreviews.authentication.k8s.io is forbidden: User "system:anonymous" cannot create resource`, 0)
 			default:
-				writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized", 0)
+				response.WriteStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized", 0)
 			}
 			return
 		}
@@ -235,30 +238,18 @@ func TestEmulation_WritesWaitForABackendToAuthenticateTheClient(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method == http.MethodGet {
-			io.WriteString(w, servedObject)
+			io.WriteString(w, proxytest.ServedObject)
 			return
 		}
 		w.WriteHeader(http.StatusCreated)
 		w.Write(body)
 	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 	post := func(header ...string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, srv.URL+crPath, strings.NewReader(clientObject))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		header = append([]string{"Content-Type", "application/json"}, header...)
+		code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPost, srv.URL+crPath, proxytest.ClientObject, header...))
+		return code, string(body)
 	}
 
 	code, body := post("Authorization", "Bearer bad")
@@ -275,7 +266,7 @@ func TestEmulation_WritesWaitForABackendToAuthenticateTheClient(t *testing.T) {
 		t.Errorf("three writes with a good token: %d reviews in all, %d writes; want 2 (the first review remembered) and 3", reviews.Load(), writes.Load())
 	}
 	// Reads need no conversion of a body: no review.
-	if code, body := get(t, srv.URL+crPath+"/a", "Authorization", "Bearer bad"); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+crPath+"/a", "", "Authorization", "Bearer bad")); code != http.StatusOK {
 		t.Fatalf("a read: %d %s", code, body)
 	}
 	if reviews.Load() != 2 {
@@ -308,23 +299,26 @@ func TestDiscovery_WebSocketTokenIsPartOfTheAccessCacheKey(t *testing.T) {
 			token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 			for _, p := range strings.Split(r.Header.Get("Sec-Websocket-Protocol"), ",") {
 				if enc, ok := strings.CutPrefix(strings.TrimSpace(p), "base64url.bearer.authorization.k8s.io."); ok {
-					b, _ := base64.RawURLEncoding.DecodeString(enc)
+					b, err := base64.RawURLEncoding.DecodeString(enc)
+					if err != nil {
+						t.Errorf("a WebSocket token: %v", err)
+					}
 					token = string(b)
 				}
 			}
 			if token != "good" {
-				writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `forbidden: User "system:anonymous" cannot get path "/apis"`, 0)
+				response.WriteStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `forbidden: User "system:anonymous" cannot get path "/apis"`, 0)
 				return
 			}
 		}
 		inner.ServeHTTP(w, r)
 	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 	ws := "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte("good"))
-	if code, body := get(t, srv.URL+"/apis", "Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Protocol", ws); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis", "", "Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Protocol", ws)); code != http.StatusOK {
 		t.Fatalf("/apis with a WebSocket token: %d %s", code, body)
 	}
-	if code, body := get(t, srv.URL+"/apis"); code != http.StatusForbidden {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis", "")); code != http.StatusForbidden {
 		t.Errorf("/apis without credentials after a WebSocket token's: %d %s", code, body)
 	}
 }
@@ -338,7 +332,7 @@ func TestDiscovery_OpenAPIV2IsAuthorizedAsItself(t *testing.T) {
 	inner := f.srv.Config.Handler
 	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/openapi/v2" && r.Header.Get("Authorization") == "Bearer v3-only" {
-			writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `forbidden: User "v3" cannot get path "/openapi/v2"`, 0)
+			response.WriteStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, `forbidden: User "v3" cannot get path "/openapi/v2"`, 0)
 			return
 		}
 		if r.URL.Path == "/openapi/v2" && r.Header.Get("Authorization") == "Bearer both" && r.Header.Get("If-None-Match") == "*" {
@@ -346,11 +340,11 @@ func TestDiscovery_OpenAPIV2IsAuthorizedAsItself(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
-	if code, body := get(t, srv.URL+"/openapi/v2", "Authorization", "Bearer v3-only"); code != http.StatusForbidden {
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/openapi/v2", "", "Authorization", "Bearer v3-only")); code != http.StatusForbidden {
 		t.Errorf("/openapi/v2 for a client allowed /openapi/v3 only: %d %.200s", code, body)
 	}
-	if code, body := get(t, srv.URL+"/openapi/v2", "Authorization", "Bearer both"); code != http.StatusOK || !strings.Contains(body, `"swagger"`) {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/openapi/v2", "", "Authorization", "Bearer both")); code != http.StatusOK || !strings.Contains(string(body), `"swagger"`) {
 		t.Errorf("/openapi/v2 for an allowed client: %d %.200s", code, body)
 	}
 	if conditional.Load() != 1 {
@@ -363,7 +357,7 @@ func TestDiscovery_OpenAPIV2IsAuthorizedAsItself(t *testing.T) {
 // to authenticate the client first (over HTTP/1.1 the Body is http.NoBody).
 func TestEmulation_ReadsAreNotReviewedOverEitherProtocol(t *testing.T) {
 	ca := newTestCA(t)
-	g := newIdentityRig(t, ca, Options{Converter: seedConverter(t)}, allowUsers(),
+	g := newIdentityRig(t, ca, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, allowUsers(),
 		"myapps.example.com/v1beta1/customresources")
 	for _, h2 := range []bool{false, true} {
 		code, body := g.do(t, nil, h2, http.MethodGet, crPath+"/a", "", "Authorization", "Bearer someone")

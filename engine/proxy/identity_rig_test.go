@@ -19,6 +19,9 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // rigProxyToken is the bearer token of the identity rig's proxy, next to
@@ -67,7 +70,7 @@ func newIdentityRig(t *testing.T, ca *testCA, opts Options, allow func(authoriza
 		t.Fatal(err)
 	}
 	opts.Backends = []Backend{{Name: "tls", URL: u, BearerToken: rigProxyToken, TLS: &tls.Config{
-		RootCAs: roots, Certificates: []tls.Certificate{ca.client(t, "mvpctl-proxy")},
+		RootCAs: roots, Certificates: []tls.Certificate{ca.issue(t, "mvpctl-proxy", nil).tls},
 	}}}
 	opts.HealthInterval = 20 * time.Millisecond
 	opts.ImpersonateClientCerts = true
@@ -81,11 +84,7 @@ func newIdentityRig(t *testing.T, ca *testCA, opts Options, allow func(authoriza
 	if err := p.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := NewServer(p, ServeOptions{Listen: "127.0.0.1:0", ClientCA: ca.pool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ctx)
+	srv := serveProxy(t, p, ServeOptions{ClientCA: ca.pool})
 	g.p, g.url = p, "https://"+srv.Addr().String()
 	return g
 }
@@ -94,7 +93,7 @@ func (g *identityRig) serveBackend(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/apis/authorization.k8s.io/v1/subjectaccessreviews" {
 		var sar authorizationv1.SubjectAccessReview
 		if err := json.NewDecoder(r.Body).Decode(&sar); err != nil || sar.Spec.ResourceAttributes == nil {
-			writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprint("not a SubjectAccessReview: ", err), 0)
+			response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprint("not a SubjectAccessReview: ", err), 0)
 			return
 		}
 		g.mu.Lock()
@@ -119,7 +118,7 @@ func (g *identityRig) serveBackend(w http.ResponseWriter, r *http.Request) {
 }
 
 // rigResource answers resource requests: an upgrade with 101, a read of a
-// custom resource with servedObject, a write with its body.
+// custom resource with proxytest.ServedObject, a write with its body.
 func rigResource(w http.ResponseWriter, r *http.Request) {
 	if up := r.Header.Get("Upgrade"); up != "" {
 		conn, buf, err := http.NewResponseController(w).Hijack()
@@ -135,9 +134,9 @@ func rigResource(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	switch {
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/customresources"):
-		io.WriteString(w, `{"apiVersion":"myapps.example.com/v1beta1","kind":"CustomresourceList","metadata":{"resourceVersion":"42"},"items":[`+servedObject+`]}`)
+		io.WriteString(w, `{"apiVersion":"myapps.example.com/v1beta1","kind":"CustomresourceList","metadata":{"resourceVersion":"42"},"items":[`+proxytest.ServedObject+`]}`)
 	case r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/customresources/"):
-		io.WriteString(w, servedObject)
+		io.WriteString(w, proxytest.ServedObject)
 	case r.Method == http.MethodPost:
 		w.WriteHeader(http.StatusCreated)
 		w.Write(body)
@@ -145,7 +144,7 @@ func rigResource(w http.ResponseWriter, r *http.Request) {
 		// An emulated patch's write: the served object's change.
 		patch, err := jsonpatch.DecodePatch(body)
 		if err == nil {
-			body, err = patch.Apply([]byte(servedObject))
+			body, err = patch.Apply([]byte(proxytest.ServedObject))
 		}
 		if err != nil {
 			w.WriteHeader(http.StatusUnprocessableEntity)

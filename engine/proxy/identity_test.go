@@ -2,15 +2,10 @@ package proxy
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -21,46 +16,9 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
-
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-func (ca *testCA) client(t *testing.T, user string, groups ...string) tls.Certificate {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: user, Organization: groups},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
 
 // seenRequest is what a TLS backend saw of a proxied request.
 type seenRequest struct {
@@ -86,7 +44,11 @@ func startTLSProxyWith(t *testing.T, ca *testCA, sarAllowed func(authorizationv1
 	f.handler = func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/subjectaccessreviews") {
 			var sar authorizationv1.SubjectAccessReview
-			json.NewDecoder(r.Body).Decode(&sar)
+			if err := json.NewDecoder(r.Body).Decode(&sar); err != nil || sar.Spec.ResourceAttributes == nil {
+				t.Errorf("a SubjectAccessReview without resource attributes (%v)", err)
+				http.Error(w, "bad review", http.StatusBadRequest)
+				return
+			}
 			sar.Status.Allowed = sarAllowed(*sar.Spec.ResourceAttributes)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusCreated)
@@ -108,13 +70,16 @@ func startTLSProxyWith(t *testing.T, ca *testCA, sarAllowed func(authorizationv1
 
 	backendRoots := x509.NewCertPool()
 	backendRoots.AddCert(f.srv.Certificate())
-	u, _ := url.Parse(f.srv.URL)
+	u, err := url.Parse(f.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts.Backends = []Backend{{Name: "tls", URL: u, TLS: &tls.Config{
-		RootCAs: backendRoots, Certificates: []tls.Certificate{ca.client(t, "mvpctl-proxy")},
+		RootCAs: backendRoots, Certificates: []tls.Certificate{ca.issue(t, "mvpctl-proxy", nil).tls},
 	}}}
 	opts.HealthInterval = 20 * time.Millisecond
 	opts.ImpersonateClientCerts = true
-	p, err := New(opts)
+	p, err = New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,12 +89,8 @@ func startTLSProxyWith(t *testing.T, ca *testCA, sarAllowed func(authorizationv1
 	if err := p.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sopts.Listen, sopts.ClientCA, sopts.ReadHeaderTimeout = "127.0.0.1:0", ca.pool, 200*time.Millisecond
-	srv, err := NewServer(p, sopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ctx)
+	sopts.ClientCA, sopts.ReadHeaderTimeout = ca.pool, 200*time.Millisecond
+	srv := serveProxy(t, p, sopts)
 	return "https://" + srv.Addr().String(), seen, p
 }
 
@@ -144,13 +105,8 @@ func clientWith(cert *tls.Certificate) *http.Client {
 func TestProxy_ClientCertificateBecomesImpersonation(t *testing.T) {
 	ca := newTestCA(t)
 	proxyURL, seen := startTLSProxy(t, ca, func(authorizationv1.ResourceAttributes) bool { return false })
-	cert := ca.client(t, "alice", "team-a", "team-b")
-	req, _ := http.NewRequest(http.MethodGet, proxyURL+cmPath+"/x", nil)
-	resp, err := clientWith(&cert).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	cert := ca.issue(t, "alice", []string{"team-a", "team-b"}).tls
+	proxytest.Do(t, clientWith(&cert), proxytest.NewRequest(t, http.MethodGet, proxyURL+cmPath+"/x", ""))
 	s := <-seen
 	if s.clientCert != "mvpctl-proxy" {
 		t.Errorf("backend saw client certificate %q, want the proxy's", s.clientCert)
@@ -166,14 +122,7 @@ func TestProxy_ClientCertificateBecomesImpersonation(t *testing.T) {
 func TestProxy_BearerTokenPassesThroughWithoutProxyIdentity(t *testing.T) {
 	ca := newTestCA(t)
 	proxyURL, seen := startTLSProxy(t, ca, func(authorizationv1.ResourceAttributes) bool { return false })
-	req, _ := http.NewRequest(http.MethodGet, proxyURL+cmPath+"/x", nil)
-	req.Header.Set("Authorization", "Bearer abc")
-	req.Header.Set("Impersonate-User", "bob")
-	resp, err := clientWith(nil).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	proxytest.Do(t, clientWith(nil), proxytest.NewRequest(t, http.MethodGet, proxyURL+cmPath+"/x", "", "Authorization", "Bearer abc", "Impersonate-User", "bob"))
 	s := <-seen
 	if s.clientCert != "" {
 		t.Errorf("backend saw client certificate %q with a client's token: x509 would win over the token", s.clientCert)
@@ -186,20 +135,15 @@ func TestProxy_BearerTokenPassesThroughWithoutProxyIdentity(t *testing.T) {
 func TestProxy_ForgedImpersonationWithClientCertIsForbidden(t *testing.T) {
 	ca := newTestCA(t)
 	proxyURL, seen := startTLSProxy(t, ca, func(a authorizationv1.ResourceAttributes) bool { return false })
-	cert := ca.client(t, "mallory")
-	req, _ := http.NewRequest(http.MethodGet, proxyURL+cmPath+"/x", nil)
-	req.Header.Set("Impersonate-User", "system:admin")
-	resp, err := clientWith(&cert).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	cert := ca.issue(t, "mallory", nil).tls
+	code, _, body := proxytest.Do(t, clientWith(&cert), proxytest.NewRequest(t, http.MethodGet, proxyURL+cmPath+"/x", "", "Impersonate-User", "system:admin"))
 	var st metav1.Status
-	json.Unmarshal(body, &st)
-	if resp.StatusCode != http.StatusForbidden || st.Reason != metav1.StatusReasonForbidden ||
+	if err := json.Unmarshal(body, &st); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if code != http.StatusForbidden || st.Reason != metav1.StatusReasonForbidden ||
 		!strings.Contains(st.Message, `User "mallory" cannot impersonate resource "users"`) {
-		t.Errorf("got %d %s, want 403 naming mallory", resp.StatusCode, body)
+		t.Errorf("got %d %s, want 403 naming mallory", code, body)
 	}
 	select {
 	case s := <-seen:
@@ -213,15 +157,8 @@ func TestProxy_AllowedImpersonationWithClientCertIsForwarded(t *testing.T) {
 	proxyURL, seen := startTLSProxy(t, ca, func(a authorizationv1.ResourceAttributes) bool {
 		return a.Resource == "users" && a.Name == "carol" || a.Resource == "groups" && a.Name == "ops"
 	})
-	cert := ca.client(t, "alice")
-	req, _ := http.NewRequest(http.MethodGet, proxyURL+cmPath+"/x", nil)
-	req.Header.Set("Impersonate-User", "carol")
-	req.Header.Set("Impersonate-Group", "ops")
-	resp, err := clientWith(&cert).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	cert := ca.issue(t, "alice", nil).tls
+	proxytest.Do(t, clientWith(&cert), proxytest.NewRequest(t, http.MethodGet, proxyURL+cmPath+"/x", "", "Impersonate-User", "carol", "Impersonate-Group", "ops"))
 	s := <-seen
 	if s.header.Get("Impersonate-User") != "carol" || s.header.Get("Impersonate-Group") != "ops" || s.clientCert != "mvpctl-proxy" {
 		t.Errorf("backend saw %q/%q as %q, want carol/ops as the proxy", s.header.Get("Impersonate-User"), s.header.Get("Impersonate-Group"), s.clientCert)
@@ -236,8 +173,13 @@ func TestServer_SlowHeadersAreCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	io.WriteString(conn, "GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n") // and never finish
-	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	// Headers that never finish.
+	if _, err := io.WriteString(conn, "GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	_, err = io.ReadAll(conn)
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatal("the connection was still open after 10s")
@@ -248,6 +190,7 @@ func TestServer_HTTP2ToClients(t *testing.T) {
 	ca := newTestCA(t)
 	proxyURL, seen := startTLSProxy(t, ca, func(authorizationv1.ResourceAttributes) bool { return false })
 	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}
+	t.Cleanup(tr.CloseIdleConnections)
 	resp, err := (&http.Client{Transport: tr}).Get(proxyURL + cmPath + "/x")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // The proxy's bounds on what clients may hold of it (docs/proxy.md#limits).
@@ -208,7 +210,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 
 // writeTimeout answers 408 for a body that did not arrive in time.
 func (l *bodyLimits) writeTimeout(w http.ResponseWriter) {
-	writeStatus(w, http.StatusRequestTimeout, metav1.StatusReasonTimeout,
+	response.WriteStatus(w, http.StatusRequestTimeout, metav1.StatusReasonTimeout,
 		fmt.Sprintf("the request body did not arrive within %s", l.timeout), 0)
 }
 
@@ -241,9 +243,10 @@ func closeUnread(w http.ResponseWriter, r *http.Request) {
 }
 
 // readBody reads a request body whole (an emulated request's, to convert
-// it), at most limit bytes, under the deadline and the budget. release
-// returns the budget once body is no longer used.
-func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, release func(), err error) {
+// it), at most MaxRequestBodyBytes, under the deadline and the budget.
+// release returns the budget once body is no longer used.
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+	limit := p.opts.MaxRequestBodyBytes
 	res := p.reserve(r)
 	d := p.limits.startBody(w, r)
 	body, err = res.readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit+1)
@@ -295,34 +298,13 @@ func defaultLimits(o *Options) error {
 	return nil
 }
 
-// objectTooLargeError is a backend's object or document larger than the
-// proxy reads whole.
-type objectTooLargeError struct{ limit int64 }
-
-func (e *objectTooLargeError) Error() string {
-	return fmt.Sprintf("the kube-apiserver's answer is larger than the limit of %d bytes the proxy reads whole (--max-object-bytes)", e.limit)
-}
-
-// readObject reads an object or document whole, failing rather than
-// truncating one larger than limit.
-func readObject(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, &objectTooLargeError{limit: limit}
-	}
-	return data, nil
-}
-
 // upstreamErrorHandler answers for a request that got no response when the
 // cause is a limit: 408 for a streamed body that did not arrive in time (the
 // transport's read of it failed), 500 for an answer over MaxObjectBytes.
 // Other failures are errorHandler's.
 func (p *Proxy) upstreamErrorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	rt := routeFrom(r.Context())
-	var big *objectTooLargeError
+	var big *response.ObjectTooLargeError
 	switch {
 	case rt != nil && rt.deadline.timedOut():
 		rt.err = err
@@ -330,7 +312,7 @@ func (p *Proxy) upstreamErrorHandler(w http.ResponseWriter, r *http.Request, err
 		p.limits.writeTimeout(w)
 	case rt != nil && errors.As(err, &big):
 		rt.err = err
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, big.Error(), 0)
+		response.WriteStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, big.Error(), 0)
 	default:
 		p.errorHandler(w, r, err)
 	}

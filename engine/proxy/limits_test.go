@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // testUpstreamLimits are the defaults of Options, for backends made
@@ -27,7 +29,7 @@ func startLimitsEnv(t *testing.T, opts Options, sopts ServeOptions) (*badInputEn
 	t.Helper()
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps",
 		"myapps.example.com/v1beta1/customresources", "myapps.example.com/v1beta1/customresources/status")
-	opts.Converter = seedConverter(t)
+	opts.Rules.Converter = proxytest.SeedConverter(t)
 	p, _ := startProxy(t, opts, f)
 	srv := serveProxy(t, p, sopts)
 	env := &badInputEnv{
@@ -91,7 +93,7 @@ func TestProxy_MaxBufferedRequestBytes_SlowBodiesGet429(t *testing.T) {
 	var slow []net.Conn
 	for i := 1; i <= holders; i++ {
 		slow = append(slow, env.slowBody(t, plainCMs, bodySize))
-		waitFor(t, fmt.Sprintf("%d slow bodies to hold the budget", i), func() bool {
+		proxytest.Poll(t, fmt.Sprintf("%d slow bodies to hold the budget", i), func() bool {
 			return env.p.limits.held.Load() == int64(i)*share
 		})
 	}
@@ -110,21 +112,16 @@ func TestProxy_MaxBufferedRequestBytes_SlowBodiesGet429(t *testing.T) {
 
 	for _, c := range []*http.Client{env.h2, env.h1} {
 		env.checkServes(t)
-		resp, err := c.Post(env.url(plainCMs), "application/json", strings.NewReader(`{"kind":"ConfigMap"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || answeredBy(t, body) != "a" {
-			t.Fatalf("a small POST while the budget is nearly used: %s %s", resp.Status, body)
+		code, _, body := proxytest.Do(t, c, proxytest.NewRequest(t, http.MethodPost, env.url(plainCMs), `{"kind":"ConfigMap"}`, "Content-Type", "application/json"))
+		if code != http.StatusOK || answeredBy(t, body) != "a" {
+			t.Fatalf("a small POST while the budget is nearly used: %d %s", code, body)
 		}
 	}
 
 	for _, conn := range slow {
 		conn.Close()
 	}
-	waitFor(t, "closed connections to return their share", func() bool { return env.p.limits.held.Load() == 0 })
+	proxytest.Poll(t, "closed connections to return their share", func() bool { return env.p.limits.held.Load() == 0 })
 }
 
 // A body that stops arriving ends at the deadline with 408 and returns its
@@ -171,7 +168,7 @@ func TestProxy_RequestBodyTimeout_SlowBodyGets408(t *testing.T) {
 			wantStatus(t, http.StatusRequestTimeout, resp.StatusCode, body)
 		})
 	}
-	waitFor(t, "the budget to be returned", func() bool { return env.p.limits.held.Load() == 0 })
+	proxytest.Poll(t, "the budget to be returned", func() bool { return env.p.limits.held.Load() == 0 })
 	env.checkServes(t)
 }
 
@@ -187,14 +184,8 @@ func TestProxy_RequestBodyTimeout_LiftedOnceTheBodyArrived(t *testing.T) {
 		time.Sleep(2 * timeout) // past the deadline, had it stayed
 		io.WriteString(w, `{"backend":"a"}`)
 	})
-	resp, err := env.h1.Post(env.url(plainCMs), "application/json", strings.NewReader(`{"kind":"ConfigMap"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s", resp.Status, body)
+	if code, _, body := proxytest.Do(t, env.h1, proxytest.NewRequest(t, http.MethodPost, env.url(plainCMs), `{"kind":"ConfigMap"}`, "Content-Type", "application/json")); code != http.StatusOK {
+		t.Fatalf("%d %s", code, body)
 	}
 }
 
@@ -215,7 +206,7 @@ func (w *deadlineWriter) SetReadDeadline(t time.Time) error {
 // reads its end; and not touched again when the handler is done.
 func TestPrepareBody_LiftsTheDeadlineAtTheEndOfTheBody(t *testing.T) {
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps")
-	p, err := New(Options{Backends: []Backend{f.backend()}})
+	p, err := New(Options{Backends: []Backend{f.backend(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,12 +269,16 @@ func TestServer_MaxConnections_ExtraConnectionWaits(t *testing.T) {
 			return
 		}
 		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(badInputTimeout))
+		if err := conn.SetDeadline(time.Now().Add(badInputTimeout)); err != nil {
+			t.Error(err)
+			third <- 0
+			return
+		}
 		code := get(conn)
 		answered.Store(true)
 		third <- code
 	}()
-	waitFor(t, "the listener to wait for a free connection, or the third connection to be answered", func() bool {
+	proxytest.Poll(t, "the listener to wait for a free connection, or the third connection to be answered", func() bool {
 		return srv.ln.waiting.Load() || answered.Load()
 	})
 	if answered.Load() {
@@ -337,7 +332,7 @@ func TestNew_UpstreamConnectionsAreCapped(t *testing.T) {
 		{Options{}, DefaultMaxUpstreamConnsPerBackend, 256},
 		{Options{MaxUpstreamConnsPerBackend: 100}, 100, 100},
 	} {
-		tc.opts.Backends = []Backend{f.backend()}
+		tc.opts.Backends = []Backend{f.backend(t)}
 		p, err := New(tc.opts)
 		if err != nil {
 			t.Fatal(err)
@@ -350,7 +345,7 @@ func TestNew_UpstreamConnectionsAreCapped(t *testing.T) {
 			}
 		}
 	}
-	if _, err := New(Options{Backends: []Backend{f.backend()}, MaxRequestBodyBytes: 4 << 20, MaxBufferedRequestBytes: 4 << 20}); err == nil {
+	if _, err := New(Options{Backends: []Backend{f.backend(t)}, MaxRequestBodyBytes: 4 << 20, MaxBufferedRequestBytes: 4 << 20}); err == nil {
 		t.Error("a budget of buffered bytes no larger than one body was accepted")
 	}
 }
@@ -359,21 +354,21 @@ func TestNew_UpstreamConnectionsAreCapped(t *testing.T) {
 // limit, not truncated into a conversion error.
 func TestProxy_MaxObjectBytes(t *testing.T) {
 	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources")
-	big := strings.Replace(servedObject, `"stateless"`, `"stateless","pad":"`+strings.Repeat("x", 4096)+`"`, 1)
+	big := strings.Replace(proxytest.ServedObject, `"stateless"`, `"stateless","pad":"`+strings.Repeat("x", 4096)+`"`, 1)
 	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if strings.HasSuffix(r.URL.Path, "/big") {
 			io.WriteString(w, big)
 			return
 		}
-		io.WriteString(w, servedObject)
+		io.WriteString(w, proxytest.ServedObject)
 	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t), MaxObjectBytes: 4096}, f)
-	code, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "")
+	_, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, MaxObjectBytes: 4096}, f)
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", ""))
 	if code != http.StatusOK {
 		t.Fatalf("an object within the limit: %d %s", code, body)
 	}
-	code, _, body = doJSON(t, http.MethodGet, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/big", "")
+	code, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/big", ""))
 	st := wantStatus(t, http.StatusInternalServerError, code, body)
 	if !strings.Contains(st.Message, "--max-object-bytes") {
 		t.Errorf("the Status does not name the limit: %s", st.Message)
@@ -384,29 +379,17 @@ func TestProxy_MaxObjectBytes(t *testing.T) {
 // error that names the limit.
 func TestProxy_MaxObjectBytes_Discovery(t *testing.T) {
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps", "v1/pods", "v1/secrets", "apps/v1/deployments")
-	p, err := New(Options{Backends: []Backend{f.backend()}, HealthInterval: 20 * time.Millisecond, MaxObjectBytes: 256})
+	p, err := New(Options{Backends: []Backend{f.backend(t)}, HealthInterval: 20 * time.Millisecond, MaxObjectBytes: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	p.Run(ctx)
-	waitFor(t, "the discovery error", func() bool {
+	proxytest.Poll(t, "the discovery error", func() bool {
 		return strings.Contains(p.Capabilities().Backends[0].LastError, "--max-object-bytes")
 	})
 	if p.Capabilities().Backends[0].Ready {
 		t.Error("a backend whose discovery was not read is ready")
-	}
-}
-
-func TestReadObject(t *testing.T) {
-	for _, n := range []int{0, 9, 10} {
-		if data, err := readObject(bytes.NewReader(make([]byte, n)), 10); err != nil || len(data) != n {
-			t.Errorf("%d bytes, limit 10: %d, %v", n, len(data), err)
-		}
-	}
-	var big *objectTooLargeError
-	if _, err := readObject(bytes.NewReader(make([]byte, 11)), 10); !errors.As(err, &big) {
-		t.Errorf("11 bytes, limit 10: %v", err)
 	}
 }

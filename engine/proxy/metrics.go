@@ -14,9 +14,7 @@ type metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	overhead *prometheus.HistogramVec
-	// dataIgnored counts round-trip annotations the emulation ignored.
-	dataIgnored *prometheus.CounterVec
-	usage       *usageRecorder
+	usage    *usageRecorder
 }
 
 func newMetrics(reg *prometheus.Registry, p *Proxy) (*metrics, error) {
@@ -31,12 +29,8 @@ func newMetrics(reg *prometheus.Registry, p *Proxy) (*metrics, error) {
 			Help:    "Latency the proxy adds to a request: from its arrival to the first upstream attempt, plus from the upstream response headers to the client's.",
 			Buckets: []float64{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 100e-3, 1},
 		}, []string{"verb"}),
-		dataIgnored: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "mvpctl", Subsystem: "proxy", Name: "conversion_data_ignored_total",
-			Help: "Objects whose round-trip annotation (mvp.k8s.io/conversion-data) version emulation ignored as malformed, oversized or not fitting the object, by the object's group, version and resource.",
-		}, []string{"group", "version", "resource"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.overhead, m.dataIgnored, &backendCollector{p: p}} {
+	for _, c := range []prometheus.Collector{m.requests, m.overhead, &backendCollector{p: p}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -14,6 +13,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 func TestLoopbackAddress(t *testing.T) {
@@ -90,24 +91,12 @@ func startFakeReviewer(t *testing.T) *fakeReviewer {
 
 func (f *fakeReviewer) config() *rest.Config { return &rest.Config{Host: f.srv.URL} }
 
-// getWithToken GETs url with a bearer token (none if empty) and returns the
-// code and body.
-func getWithToken(t *testing.T, c *http.Client, url, token string) (int, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
+// bearerToken is the Authorization of a token; none for "".
+func bearerToken(token string) string {
+	if token == "" {
+		return ""
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, body
+	return "Bearer " + token
 }
 
 var metricsOK = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "served "+r.URL.Path) })
@@ -133,7 +122,7 @@ func TestWithDelegatedAuth(t *testing.T) {
 		{"/debug/capabilities", "reader", http.StatusForbidden},
 		{"/metrics", "reader", http.StatusOK},
 	} {
-		code, body := getWithToken(t, srv.Client(), srv.URL+tc.path, tc.token)
+		code, _, body := proxytest.Do(t, srv.Client(), proxytest.NewRequest(t, http.MethodGet, srv.URL+tc.path, "", "Authorization", bearerToken(tc.token)))
 		if tc.code == http.StatusOK {
 			if code != http.StatusOK || string(body) != "served "+tc.path {
 				t.Errorf("%s with %q: %d %s", tc.path, tc.token, code, body)
@@ -163,10 +152,7 @@ func TestNewMetricsServer_Protected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Serve(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	serve(t, s)
 	base := "https://" + s.Addr().String()
 	client := func(cert *tls.Certificate) *http.Client {
 		c := clientWith(cert)
@@ -174,21 +160,21 @@ func TestNewMetricsServer_Protected(t *testing.T) {
 		return c
 	}
 
-	if code, body := getWithToken(t, client(nil), base+"/healthz", ""); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, client(nil), proxytest.NewRequest(t, http.MethodGet, base+"/healthz", "")); code != http.StatusOK {
 		t.Errorf("/healthz without credentials: %d %s", code, body)
 	}
-	code, body := getWithToken(t, client(nil), base+"/metrics", "")
+	code, _, body := proxytest.Do(t, client(nil), proxytest.NewRequest(t, http.MethodGet, base+"/metrics", ""))
 	wantStatus(t, http.StatusUnauthorized, code, body)
-	code, body = getWithToken(t, client(nil), base+"/metrics", "stranger")
+	code, _, body = proxytest.Do(t, client(nil), proxytest.NewRequest(t, http.MethodGet, base+"/metrics", "", "Authorization", "Bearer stranger"))
 	wantStatus(t, http.StatusForbidden, code, body)
-	if code, body := getWithToken(t, client(nil), base+"/metrics", "reader"); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, client(nil), proxytest.NewRequest(t, http.MethodGet, base+"/metrics", "", "Authorization", "Bearer reader")); code != http.StatusOK {
 		t.Errorf("/metrics with an allowed token: %d %s", code, body)
 	}
-	prometheus, stranger := ca.client(t, "prometheus"), ca.client(t, "stranger")
-	if code, body := getWithToken(t, client(&prometheus), base+"/metrics", ""); code != http.StatusOK {
+	prometheus, stranger := ca.issue(t, "prometheus", nil).tls, ca.issue(t, "stranger", nil).tls
+	if code, _, body := proxytest.Do(t, client(&prometheus), proxytest.NewRequest(t, http.MethodGet, base+"/metrics", "")); code != http.StatusOK {
 		t.Errorf("/metrics with an allowed client certificate: %d %s", code, body)
 	}
-	code, body = getWithToken(t, client(&stranger), base+"/metrics", "")
+	code, _, body = proxytest.Do(t, client(&stranger), proxytest.NewRequest(t, http.MethodGet, base+"/metrics", ""))
 	wantStatus(t, http.StatusForbidden, code, body)
 }
 
@@ -198,13 +184,10 @@ func TestNewMetricsServer_LoopbackIsOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Serve(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	serve(t, s)
 	c := &http.Client{Transport: &http.Transport{}}
 	t.Cleanup(c.CloseIdleConnections)
-	if code, body := getWithToken(t, c, "http://"+s.Addr().String()+"/metrics", ""); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, c, proxytest.NewRequest(t, http.MethodGet, "http://"+s.Addr().String()+"/metrics", "")); code != http.StatusOK {
 		t.Errorf("/metrics on loopback: %d %s", code, body)
 	}
 }

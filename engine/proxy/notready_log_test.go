@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // recordingHandler keeps every log record.
@@ -110,7 +112,7 @@ func TestProxy_LogsWhyBackendsAreNotReady(t *testing.T) {
 		"untrusted": "x509: certificate signed by unknown authority",
 		"failing":   "/readyz: HTTP 500",
 	} {
-		waitFor(t, backend+" logged as not ready", func() bool { return len(logs.notReady(backend)) > 0 })
+		proxytest.Poll(t, backend+" logged as not ready", func() bool { return len(logs.notReady(backend)) > 0 })
 		if got := logs.notReady(backend)[0]; !strings.Contains(got, want) {
 			t.Errorf("%s: reason %q, want it to say %q", backend, got, want)
 		}
@@ -119,9 +121,9 @@ func TestProxy_LogsWhyBackendsAreNotReady(t *testing.T) {
 	// More failed probes with the same reason log nothing more; a new
 	// reason is logged once.
 	seen := readyzCalls.Load()
-	waitFor(t, "more probes of the failing backend", func() bool { return readyzCalls.Load() >= seen+3 })
+	proxytest.Poll(t, "more probes of the failing backend", func() bool { return readyzCalls.Load() >= seen+3 })
 	readyzStatus.Store(http.StatusServiceUnavailable)
-	waitFor(t, "the new reason logged", func() bool { return len(logs.notReady("failing")) >= 2 })
+	proxytest.Poll(t, "the new reason logged", func() bool { return len(logs.notReady("failing")) >= 2 })
 	got := logs.notReady("failing")
 	if len(got) != 2 || !strings.Contains(got[0], "HTTP 500") || !strings.Contains(got[1], "HTTP 503") {
 		t.Errorf("failing backend logged %q, want one warning for HTTP 500, then one for HTTP 503", got)

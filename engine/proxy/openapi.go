@@ -2,11 +2,9 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,13 +12,9 @@ import (
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-// The protobuf media types of /openapi/v2: the one kube-apiserver answers
-// with, and the older one client-go still asks for.
-const (
-	openAPIV2Protobuf           = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-	openAPIV2ProtobufDeprecated = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/apidoc"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // openAPIV2Cache holds the merged /openapi/v2 document for one set of
@@ -41,57 +35,21 @@ type openAPIV2Cache struct {
 func (p *Proxy) serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	wantProto := prefersProtobuf(r.Header.Get("Accept"))
+	wantProto := apidoc.PrefersProtobuf(r.Header.Get("Accept"))
 	body, etag, err := p.mergedOpenAPIV2(ctx, wantProto)
 	if err != nil {
-		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "/openapi/v2: "+err.Error(), p.opts.RetryAfterSeconds)
+		response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "/openapi/v2: "+err.Error(), p.opts.RetryAfterSeconds)
 		return
 	}
 	ct := "application/json"
 	if wantProto {
-		ct = openAPIV2Protobuf
+		ct = apidoc.OpenAPIV2Protobuf
 	}
 	serveWithETag(w, r, ct, body, etag)
 }
 
-// prefersProtobuf chooses, like kube-openapi's handler, between the JSON and
-// the protobuf form of /openapi/v2: the highest q wins, then the first listed.
-func prefersProtobuf(accept string) bool {
-	bestQ, proto := -1.0, false
-	for _, part := range strings.Split(accept, ",") {
-		// Not mime.ParseMediaType: "@" in the deprecated protobuf type is not
-		// a token character.
-		fields := strings.Split(part, ";")
-		q := 1.0
-		for _, f := range fields[1:] {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(f), "q="); ok {
-				if parsed, err := strconv.ParseFloat(v, 64); err == nil {
-					q = parsed
-				}
-			}
-		}
-		var isProto bool
-		switch strings.ToLower(strings.TrimSpace(fields[0])) {
-		case openAPIV2Protobuf, openAPIV2ProtobufDeprecated:
-			isProto = true
-		case "application/json", "*/*", "application/*":
-		default:
-			continue
-		}
-		if q > bestQ {
-			bestQ, proto = q, isProto
-		}
-	}
-	return proto
-}
-
 func (p *Proxy) mergedOpenAPIV2(ctx context.Context, wantProto bool) ([]byte, string, error) {
-	var ready []*backend
-	for _, b := range p.list() {
-		if b.snapshot().ready {
-			ready = append(ready, b)
-		}
-	}
+	ready := p.readyBackends(nil)
 	if len(ready) == 0 {
 		return nil, "", fmt.Errorf("no kube-apiserver is ready")
 	}
@@ -99,12 +57,12 @@ func (p *Proxy) mergedOpenAPIV2(ctx context.Context, wantProto bool) ([]byte, st
 	var docs [][]byte
 	var key strings.Builder
 	for _, b := range ready {
-		body, _, etag, err := b.fetchDocETag(ctx, "/openapi/v2", "application/json")
+		body, _, etag, err := b.fetchDoc(ctx, "/openapi/v2", "application/json")
 		if err != nil {
 			continue // a server that cannot answer now leaves the union
 		}
 		if etag == "" {
-			etag = etagOf(body)
+			etag = apidoc.ETag(body)
 		}
 		docs = append(docs, body)
 		fmt.Fprintf(&key, "%s=%s;", b.name, etag)
@@ -114,19 +72,19 @@ func (p *Proxy) mergedOpenAPIV2(ctx context.Context, wantProto bool) ([]byte, st
 	}
 	// The emulated versions' documents come last: a backend's entries win.
 	if u := p.discoveryUnion(); u != nil {
-		emu := p.emulatedDocs(ctx, u)
-		docs = append(docs, emu.v2...)
-		fmt.Fprintf(&key, "emulated=%s;", emu.v2Key)
+		emu := u.emu.OpenAPI(ctx)
+		docs = append(docs, emu.V2...)
+		fmt.Fprintf(&key, "emulated=%s;", emu.V2Key)
 	}
 	c := &p.openAPIV2
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.key != key.String() {
-		merged, err := mergeOpenAPIV2(docs)
+		merged, err := apidoc.MergeOpenAPIV2(docs)
 		if err != nil {
 			return nil, "", err
 		}
-		c.key, c.json, c.etag, c.protobuf = key.String(), merged, etagOf(merged), nil
+		c.key, c.json, c.etag, c.protobuf = key.String(), merged, apidoc.ETag(merged), nil
 	}
 	if !wantProto {
 		return c.json, c.etag, nil
@@ -141,41 +99,4 @@ func (p *Proxy) mergedOpenAPIV2(ctx context.Context, wantProto bool) ([]byte, st
 		}
 	}
 	return c.protobuf, c.etag + "-pb", nil
-}
-
-// mergeOpenAPIV2 merges Swagger 2.0 documents, the first one's entries
-// winning; paths and definitions are unions.
-func mergeOpenAPIV2(docs [][]byte) ([]byte, error) {
-	var out map[string]json.RawMessage
-	union := map[string]map[string]json.RawMessage{"paths": {}, "definitions": {}}
-	for i, d := range docs {
-		var top map[string]json.RawMessage
-		if err := json.Unmarshal(d, &top); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		if out == nil {
-			out = top
-		}
-		for field, m := range union {
-			var entries map[string]json.RawMessage
-			if raw, ok := top[field]; ok {
-				if err := json.Unmarshal(raw, &entries); err != nil {
-					return nil, fmt.Errorf("document %d: %s: %w", i, field, err)
-				}
-			}
-			for k, v := range entries {
-				if _, ok := m[k]; !ok {
-					m[k] = v
-				}
-			}
-		}
-	}
-	for field, m := range union {
-		raw, err := json.Marshal(m)
-		if err != nil {
-			return nil, err
-		}
-		out[field] = raw
-	}
-	return json.Marshal(out)
 }

@@ -17,6 +17,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // The overhead benchmarks compare mvpctl's handler with a bare
@@ -98,8 +102,12 @@ func newBenchBackend(b *testing.B) *benchBackend {
 	return bb
 }
 
-func (bb *benchBackend) backend() Backend {
-	u, _ := url.Parse(bb.srv.URL)
+func (bb *benchBackend) backend(b *testing.B) Backend {
+	b.Helper()
+	u, err := url.Parse(bb.srv.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
 	pool := x509.NewCertPool()
 	pool.AddCert(bb.srv.Certificate())
 	return Backend{Name: "bench", URL: u, TLS: &tls.Config{RootCAs: pool}}
@@ -108,7 +116,7 @@ func (bb *benchBackend) backend() Backend {
 // benchMvpctl is mvpctl's handler over bb, ready.
 func benchMvpctl(b *testing.B, bb *benchBackend) *Proxy {
 	b.Helper()
-	p, err := New(Options{Backends: []Backend{bb.backend()}})
+	p, err := New(Options{Backends: []Backend{bb.backend(b)}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,9 +126,7 @@ func benchMvpctl(b *testing.B, bb *benchBackend) *Proxy {
 	if err := p.WaitReady(ctx); err != nil {
 		b.Fatal(err)
 	}
-	for !p.Serves("", "v1", "configmaps") {
-		time.Sleep(5 * time.Millisecond)
-	}
+	proxytest.Poll(b, "the backend serving configmaps", func() bool { return p.serves(gvr{"", "v1", "configmaps"}) })
 	return p
 }
 
@@ -130,7 +136,7 @@ func benchMvpctl(b *testing.B, bb *benchBackend) *Proxy {
 // difference to it.
 func benchFloor(b *testing.B, bb *benchBackend) http.Handler {
 	b.Helper()
-	be := bb.backend()
+	be := bb.backend(b)
 	tr := newTransport(be.TLS.Clone(), 256, DefaultMaxUpstreamConnsPerBackend)
 	b.Cleanup(tr.CloseIdleConnections)
 	return &httputil.ReverseProxy{
@@ -143,7 +149,7 @@ func benchFloor(b *testing.B, bb *benchBackend) http.Handler {
 // benchBare is e2e/proxy/bareproxy -tuned over bb.
 func benchBare(b *testing.B, bb *benchBackend) http.Handler {
 	b.Helper()
-	be := bb.backend()
+	be := bb.backend(b)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = be.TLS.Clone()
 	tr.ForceAttemptHTTP2 = false
@@ -219,30 +225,25 @@ func handlerSide(name string, h http.Handler, path string) *overheadSide {
 // HTTP/2.
 func h2Side(b *testing.B, name string, h http.Handler, path string) *overheadSide {
 	b.Helper()
-	s, err := NewServer(h, ServeOptions{Listen: "127.0.0.1:0"})
+	s := serveProxy(b, h, ServeOptions{})
+	pool, err := certutil.NewPoolFromBytes(s.CACertPEM())
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Serve(ctx); close(done) }()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(s.CACertPEM())
 	tr := &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: pool},
 		ForceAttemptHTTP2:   true,
 		MaxIdleConnsPerHost: 64,
 		DisableCompression:  true,
 	}
-	b.Cleanup(func() {
-		tr.CloseIdleConnections()
-		cancel()
-		<-done
-	})
+	b.Cleanup(tr.CloseIdleConnections)
 	client := &http.Client{Transport: tr}
 	u := "https://" + s.Addr().String() + path
 	return &overheadSide{name: name, do: func() error {
-		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		req, err := http.NewRequest(http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
 		req.Header.Set("Authorization", "Bearer bench")
 		req.Header.Set("Accept", "application/json")
 		resp, err := client.Do(req)

@@ -76,7 +76,6 @@ func (p *Proxy) probe(ctx context.Context, b *backend) {
 	defer cancel()
 	old := b.snapshot()
 	next := *old
-	next.checked = time.Now()
 
 	if err := b.readyz(ctx); err != nil {
 		next.ready = false

@@ -23,6 +23,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/emulation"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -39,8 +41,10 @@ const replayLimit = 1 << 20
 type Options struct {
 	// Backends are the kube-apiservers. At least one is required.
 	Backends []Backend
-	// RoutingRules order the candidates for a request (apiRoutingRules).
-	RoutingRules []rules.RoutingRule
+	// Rules are the initial routing rules and converter; [Proxy.SetRules]
+	// replaces them. The zero value routes without preferences and
+	// emulates nothing.
+	Rules Rules
 	// RefreshInterval is how often each backend's discovery is read again.
 	// Zero means 30s. Discovery is also read when a backend becomes ready, when
 	// its version changes and when it answers 404 for a resource it listed.
@@ -85,12 +89,6 @@ type Options struct {
 	// Registry receives the proxy's metrics. Nil means a private registry,
 	// still served by [Proxy.MetricsHandler].
 	Registry *prometheus.Registry
-	// Converter serves the API versions of its migration rules that no ready
-	// backend serves, converting requests and responses to a version a
-	// backend does serve (see docs/emulation.md). Nil means no emulation.
-	// RoutingRules and Converter are the initial [Rules]; [Proxy.SetRules]
-	// replaces them.
-	Converter *engine.Converter
 	// UsageTableSize is how many clients of old API versions /debug/clients
 	// remembers (by user, user agent and group/version/resource), the least
 	// recently seen dropped first. Zero means none are remembered (the
@@ -112,8 +110,9 @@ type Options struct {
 type Rules struct {
 	// Routing orders the candidates for a request (apiRoutingRules).
 	Routing []rules.RoutingRule
-	// Converter emulates the versions its migration rules lead from; nil
-	// means no emulation.
+	// Converter serves the API versions of its migration rules that no
+	// ready backend serves, converting requests and responses to a version
+	// a backend does serve (see docs/emulation.md). Nil means no emulation.
 	Converter *engine.Converter
 }
 
@@ -121,7 +120,7 @@ type Rules struct {
 // keeps it to the end: a reload never changes the rules under a request.
 type activeRules struct {
 	routing []compiledRule
-	emu     *emulator // nil without a converter
+	emu     *emulation.Rules // nil without a converter
 }
 
 // Proxy routes Kubernetes API requests to the kube-apiservers that serve
@@ -134,19 +133,16 @@ type Proxy struct {
 	infos   *request.RequestInfoFactory
 	rp      *httputil.ReverseProxy
 	metrics *metrics
+	emu     *emulation.Emulator
 	rr      atomic.Uint64
-	started time.Time
 
 	draining    atomic.Bool           // set by Drain: /readyz fails
 	limits      *bodyLimits           // request body deadline and memory budget
 	access      accessCache           // who may read discovery from the union
 	established *cache.LRUExpireCache // credentials a backend authenticated
-	dataWarn    dataWarnings
 
 	disc      discoveryCache
 	openAPIV2 openAPIV2Cache
-	// openAPIFromV2 caches the OpenAPI v2 form of the Options.OpenAPIV3 documents.
-	openAPIFromV2 sync.Map // path → convertedV2
 
 	mu      sync.Mutex // guards runCtx and pollers
 	runCtx  context.Context
@@ -185,7 +181,6 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
-	limitJSONPatchCopies()
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -197,16 +192,22 @@ func New(opts Options) (*Proxy, error) {
 			APIPrefixes:          sets.NewString("api", "apis"),
 			GrouplessAPIPrefixes: sets.NewString("api"),
 		},
-		started:     time.Now(),
 		pollers:     map[*backend]context.CancelFunc{},
-		dataWarn:    newDataWarnings(),
 		limits:      newBodyLimits(opts.RequestBodyTimeout, opts.MaxBufferedRequestBytes),
 		established: cache.NewLRUExpireCache(maxEstablished),
 	}
+	emu, err := emulation.New(emulationHost{p}, emulation.Options{
+		MaxRequestBodyBytes: opts.MaxRequestBodyBytes, MaxObjectBytes: opts.MaxObjectBytes,
+		OpenAPIV3: opts.OpenAPIV3, Logger: log, Registry: opts.Registry,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.emu = emu
 	if err := p.SetBackends(opts.Backends); err != nil {
 		return nil, err
 	}
-	if err := p.SetRules(Rules{Routing: opts.RoutingRules, Converter: opts.Converter}); err != nil {
+	if err := p.SetRules(opts.Rules); err != nil {
 		return nil, err
 	}
 	m, err := newMetrics(opts.Registry, p)
@@ -224,7 +225,7 @@ func New(opts Options) (*Proxy, error) {
 		// Content-Length) are flushed after every write whatever this says;
 		// FlushInterval -1 would also flush each write of a response whose
 		// length is known, which costs HTTP/2 clients a frame write (a
-		// syscall) per write for nothing: about 15% of the CPU per GET.
+		// syscall) per write for nothing (BENCHMARKS.md, "What was tried").
 		FlushInterval:  0,
 		ErrorHandler:   p.upstreamErrorHandler,
 		ModifyResponse: p.modifyResponse,
@@ -342,11 +343,7 @@ func (p *Proxy) SetRules(r Rules) error {
 		ar.routing = append(ar.routing, compiledRule{rule: rr, pattern: pat})
 	}
 	if r.Converter != nil {
-		// Objects are anyone's to write: a bad round-trip annotation costs
-		// that object its round trip, never the response around it.
-		o := r.Converter.Options()
-		o.InvalidConversionData = p.conversionDataIgnored
-		ar.emu = &emulator{p: p, conv: r.Converter.WithOptions(o)}
+		ar.emu = p.emu.Rules(r.Converter)
 	}
 	p.rules.Store(ar)
 	p.disc.invalidate()
@@ -369,18 +366,6 @@ func (p *Proxy) WaitReady(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
-}
-
-// Serves reports whether a ready backend serves the group/version/resource
-// (resource may be "pods/log"). Emulation uses it to pick a target version.
-func (p *Proxy) Serves(group, version, resource string) bool {
-	k := gvr{group, version, resource}
-	for _, b := range p.list() {
-		if st := b.snapshot(); st.ready && st.caps.serves(k) {
-			return true
-		}
-	}
-	return false
 }
 
 // routeKey is the context key of a request's *route.
@@ -425,98 +410,122 @@ const (
 	decisionEmulated    = "emulated"    // converted to and from a served version
 )
 
-// ServeHTTP routes one request.
+// ServeHTTP routes one request: the proxy answers what it answers itself
+// (refusals, its health, discovery), emulates a version no ready backend
+// serves, and forwards the rest to the candidates of its route.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	rt := &route{start: time.Now(), decision: decisionLocal}
 	defer func() { p.observe(rec, r, rt) }()
 	w = rec
 
-	if r.Method == http.MethodConnect {
+	var answered bool
+	if r, answered = p.serveItself(w, r, rt); answered {
 		rt.decision = decisionProxy
-		writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "CONNECT is not supported: this is a Kubernetes API proxy, not a forward proxy", 0)
 		return
 	}
-	if name, ok := connectionNamesIdentity(r.Header); ok {
-		rt.decision = decisionProxy
-		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest,
-			fmt.Sprintf("the Connection header names %q: identity headers are end-to-end, not hop-by-hop", name), 0)
-		return
+	rt.longRunning = isLongRunning(r, rt.info)
+	if rt.longRunning {
+		var stop func()
+		r, stop = p.endAtStop(r)
+		defer stop()
 	}
-	if up := upgradeProtocol(r.Header); up != "" && !printableASCII(up) {
-		// httputil.ReverseProxy refuses to forward it and reports an error
-		// that would become a 502; it is the client's malformed request.
-		rt.decision = decisionProxy
-		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprintf("invalid Upgrade protocol %q", up), 0)
-		return
-	}
-	if r.ContentLength > p.opts.MaxRequestBodyBytes {
-		rt.decision = decisionProxy
-		writeStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
-			fmt.Sprintf("the request body is %d bytes, larger than the limit of %d", r.ContentLength, p.opts.MaxRequestBodyBytes), 0)
-		return
-	}
-	if p.serveHealth(w, r) {
-		rt.decision = decisionProxy
-		return
+	p.forward(w, r, rt)
+}
+
+// serveItself answers the requests the proxy answers itself: those it
+// refuses, its own /livez and /readyz, and discovery. It reports true when
+// it has answered; otherwise it returns r carrying the client's identity,
+// with rt.info and rt.id set.
+func (p *Proxy) serveItself(w http.ResponseWriter, r *http.Request, rt *route) (*http.Request, bool) {
+	if p.refuse(w, r) || p.serveHealth(w, r) {
+		return r, true
 	}
 	info, err := p.infos.NewRequestInfo(r)
 	if err != nil {
-		rt.decision = decisionProxy
-		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error(), 0)
-		return
+		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, err.Error(), 0)
+		return r, true
 	}
 	rt.info = info
 	withID, ok := p.identify(w, r)
 	if !ok {
-		rt.decision = decisionProxy
-		return
+		return r, true
 	}
 	r, rt.id = withID, identityFrom(withID.Context())
-	if p.serveDiscovery(w, r, info) {
-		rt.decision = decisionProxy
-		return
-	}
-	rt.longRunning = isLongRunning(r, info)
-	if rt.longRunning {
-		// Watches, logs and upgraded connections end when the proxy stops
-		// (Run's context), as kube-apiserver ends them at shutdown: clients
-		// resume elsewhere instead of holding the shutdown until its grace
-		// period runs out.
-		if stopping := p.stopping(); stopping != nil {
-			ctx, cancel := context.WithCancel(r.Context())
-			defer cancel()
-			defer context.AfterFunc(stopping, cancel)()
-			r = r.WithContext(ctx)
-		}
-	}
+	return r, p.serveDiscovery(w, r, info)
+}
 
+// refuse answers the requests the proxy does not forward whatever they
+// ask for, and reports whether r is one.
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodConnect {
+		response.WriteStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "CONNECT is not supported: this is a Kubernetes API proxy, not a forward proxy", 0)
+		return true
+	}
+	if name, ok := connectionNamesIdentity(r.Header); ok {
+		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest,
+			fmt.Sprintf("the Connection header names %q: identity headers are end-to-end, not hop-by-hop", name), 0)
+		return true
+	}
+	if up := upgradeProtocol(r.Header); up != "" && !printableASCII(up) {
+		// httputil.ReverseProxy refuses to forward it and reports an error
+		// that would become a 502; it is the client's malformed request.
+		response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprintf("invalid Upgrade protocol %q", up), 0)
+		return true
+	}
+	if r.ContentLength > p.opts.MaxRequestBodyBytes {
+		response.WriteStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+			fmt.Sprintf("the request body is %d bytes, larger than the limit of %d", r.ContentLength, p.opts.MaxRequestBodyBytes), 0)
+		return true
+	}
+	return false
+}
+
+// endAtStop ends a long-running request (a watch, logs, an upgraded
+// connection) when the proxy stops (Run's context), as kube-apiserver ends
+// them at shutdown: clients resume elsewhere instead of holding the
+// shutdown until its grace period runs out. stop releases what it holds.
+func (p *Proxy) endAtStop(r *http.Request) (_ *http.Request, stop func()) {
+	stopping := p.stopping()
+	if stopping == nil {
+		return r, func() {}
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	unhook := context.AfterFunc(stopping, cancel)
+	return r.WithContext(ctx), func() {
+		unhook()
+		cancel()
+	}
+}
+
+// forward routes a request to a backend: to the candidates of its route,
+// by emulation when no ready backend serves its version, or to no one (a
+// 503) when no ready backend can take it.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, rt *route) {
+	info := rt.info
 	if info.IsResourceRequest {
 		rt.key = gvr{info.APIGroup, info.APIVersion, info.Resource}
 		if info.Subresource != "" {
 			rt.key.resource += "/" + info.Subresource
 		}
 	}
-	ar := p.rules.Load()
-	cands, decision, known := p.candidates(ar, rt.key, info, r)
-	rt.candidates, rt.decision, rt.known = cands, decision, known
+	rt.candidates, rt.decision, rt.known = p.candidates(p.rules.Load(), rt.key, info, r)
 	// A version no ready backend serves is emulated when the rules lead from
 	// it to a version a ready backend serves: one nobody lists, and one whose
 	// servers are all down, such as the last old server of a rolling upgrade.
-	if info.IsResourceRequest && (!known || len(cands) == 0) && p.emulate(w, r, info, rt) {
+	if info.IsResourceRequest && (!rt.known || len(rt.candidates) == 0) && p.emulate(w, r, info, rt) {
 		rt.decision = decisionEmulated
 		return
 	}
-	if len(cands) == 0 {
+	if len(rt.candidates) == 0 {
 		rt.decision = decisionUnavailable
 		msg := "no kube-apiserver is ready"
-		if info.IsResourceRequest && known {
+		if info.IsResourceRequest && rt.known {
 			msg = fmt.Sprintf("no ready kube-apiserver serves %s at the moment; it is served by a server that is not ready", rt.key)
 		}
-		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
+		response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
 		return
 	}
-
 	if r.Body != nil && r.Body != http.NoBody {
 		done, err := p.prepareBody(w, r, rt)
 		defer done()
@@ -549,7 +558,7 @@ func (p *Proxy) refreshAll() {
 
 // unavailableResponse is the proxy's 503 as an upstream response.
 func (p *Proxy) unavailableResponse(req *http.Request, msg string) *http.Response {
-	body := statusBody(http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
+	body := response.StatusBody(http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, msg, p.opts.RetryAfterSeconds)
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-cache, private")
@@ -611,18 +620,18 @@ func (p *Proxy) writeBodyError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	var budget *bodyBudgetError
 	switch {
-	case asMaxBytes(err, &mbe):
-		writeStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+	case errors.As(err, &mbe):
+		response.WriteStatus(w, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
 			fmt.Sprintf("the request body is larger than the limit of %d bytes", mbe.Limit), 0)
 		return
 	case errors.As(err, &budget):
-		writeStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, budget.Error(), p.opts.RetryAfterSeconds)
+		response.WriteStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, budget.Error(), p.opts.RetryAfterSeconds)
 		return
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		p.limits.writeTimeout(w)
 		return
 	}
-	writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "reading the request body: "+err.Error(), 0)
+	response.WriteStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "reading the request body: "+err.Error(), 0)
 }
 
 // upgradeProtocol is the protocol a request asks to switch to: its Upgrade

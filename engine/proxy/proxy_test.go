@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -27,7 +28,7 @@ func TestProxy_RoutesOnlyToBackendsServingTheGVR(t *testing.T) {
 	_, srv := startProxy(t, Options{}, old, neu)
 
 	for range 20 {
-		code, _, body := doJSON(t, http.MethodGet, srv.URL+mapPath, "")
+		code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+mapPath, ""))
 		if code != http.StatusOK || answeredBy(t, body) != "new" {
 			t.Fatalf("GET mutatingadmissionpolicies = %d %s, want 200 from new", code, body)
 		}
@@ -37,7 +38,7 @@ func TestProxy_RoutesOnlyToBackendsServingTheGVR(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for range 20 {
-		_, _, body := doJSON(t, http.MethodGet, srv.URL+cmPath, "")
+		_, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath, ""))
 		seen[answeredBy(t, body)] = true
 	}
 	if !seen["old"] || !seen["new"] {
@@ -51,9 +52,9 @@ func TestProxy_UnavailableIs503NotFalse404(t *testing.T) {
 	p, srv := startProxy(t, Options{}, old, neu)
 
 	neu.notReady.Store(true)
-	waitFor(t, "new not ready", func() bool { return !p.list()[1].snapshot().ready })
+	proxytest.Poll(t, "new not ready", func() bool { return !p.list()[1].snapshot().ready })
 
-	code, hdr, body := doJSON(t, http.MethodGet, srv.URL+mapPath+"/x", "")
+	code, hdr, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+mapPath+"/x", ""))
 	if code != http.StatusServiceUnavailable {
 		t.Fatalf("code = %d, want 503; body %s", code, body)
 	}
@@ -68,7 +69,7 @@ func TestProxy_UnavailableIs503NotFalse404(t *testing.T) {
 		t.Error("the request went to a backend that does not serve it")
 	}
 	// Resources the ready backend serves still work.
-	if code, _, body := doJSON(t, http.MethodGet, srv.URL+cmPath, ""); code != 200 || answeredBy(t, body) != "old" {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath, "")); code != 200 || answeredBy(t, body) != "old" {
 		t.Errorf("configmaps = %d %s, want 200 from old", code, body)
 	}
 }
@@ -79,16 +80,18 @@ func TestProxy_RetriesRefusedConnectionOnAnotherBackend(t *testing.T) {
 	// Prefer the backend that will refuse, so it is the first candidate.
 	p, srv := startProxy(t, Options{
 		HealthInterval: 1e9 * 3600,
-		RoutingRules:   []rules.RoutingRule{{APIGroup: "", Resource: "configmaps", PreferAPIServerVersion: "v1.36.y"}},
+		Rules:          Rules{Routing: []rules.RoutingRule{{APIGroup: "", Resource: "configmaps", PreferAPIServerVersion: "v1.36.y"}}},
 	}, gone, alive)
 	gone.srv.Close() // the port now refuses connections; the proxy has not noticed yet
 
-	code, _, body := doJSON(t, http.MethodPost, srv.URL+cmPath, `{"kind":"ConfigMap"}`)
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPost, srv.URL+cmPath, `{"kind":"ConfigMap"}`))
 	if code != http.StatusOK {
 		t.Fatalf("POST = %d %s, want 200", code, body)
 	}
 	var e echo
-	_ = json.Unmarshal(body, &e)
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if e.Backend != "alive" || e.Body != `{"kind":"ConfigMap"}` {
 		t.Errorf("POST answered by %q with body %q, want alive with the original body", e.Backend, e.Body)
 	}
@@ -105,42 +108,38 @@ func TestProxy_RetriesStreamedBodyNotYetRead(t *testing.T) {
 	alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
 	_, srv := startProxy(t, Options{
 		HealthInterval: 1e9 * 3600,
-		RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+		Rules:          Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}}},
 	}, gone, alive)
 	gone.srv.Close()
 
 	// Larger than what the proxy keeps in memory: the body streams, and the
 	// retry is possible because the refused attempt read none of it.
 	big := `{"kind":"ConfigMap","data":{"a":"` + strings.Repeat("x", replayLimit+512) + `"}}`
-	req, _ := http.NewRequest(http.MethodPut, srv.URL+cmPath+"/a", strings.NewReader(big))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPut, srv.URL+cmPath+"/a", big))
 	var e echo
-	_ = json.Unmarshal(body, &e)
-	if resp.StatusCode != 200 || e.Backend != "alive" || e.Body != big {
-		t.Errorf("PUT = %d from %q with %d body bytes, want 200 from alive with %d: %.300s", resp.StatusCode, e.Backend, len(e.Body), len(big), body)
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if code != 200 || e.Backend != "alive" || e.Body != big {
+		t.Errorf("PUT = %d from %q with %d body bytes, want 200 from alive with %d: %.300s", code, e.Backend, len(e.Body), len(big), body)
 	}
 }
 
 func TestProxy_RoutingRulePrefersServerVersion(t *testing.T) {
 	old := newFake(t, "old", "v1.35.4", "apps/v1/deployments")
 	neu := newFake(t, "new", "v1.36.3", "apps/v1/deployments")
-	_, srv := startProxy(t, Options{RoutingRules: []rules.RoutingRule{
+	_, srv := startProxy(t, Options{Rules: Rules{Routing: []rules.RoutingRule{
 		{APIGroup: "apps", Resource: "deployments", ClientVersion: "v1", PreferAPIServerVersion: "v1.36.y"},
-	}}, old, neu)
+	}}}, old, neu)
 	for range 20 {
-		_, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/apps/v1/namespaces/x/deployments", "")
+		_, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/apps/v1/namespaces/x/deployments", ""))
 		if b := answeredBy(t, body); b != "new" {
 			t.Fatalf("answered by %s, want new (preferred)", b)
 		}
 	}
 	neu.notReady.Store(true)
-	waitFor(t, "the preferred backend falls back", func() bool {
-		_, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/apps/v1/namespaces/x/deployments", "")
+	proxytest.Poll(t, "the preferred backend falls back", func() bool {
+		_, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/apps/v1/namespaces/x/deployments", ""))
 		return answeredBy(t, body) == "old"
 	})
 }
@@ -166,15 +165,15 @@ func TestProxy_LeastOutstandingAmongEquals(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		doJSON(t, http.MethodGet, srv.URL+cmPath+"/slow", "")
+		proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath+"/slow", ""))
 	}()
-	waitFor(t, "the slow request in flight", func() bool { return p.list()[0].outstanding.Load()+p.list()[1].outstanding.Load() == 1 })
+	proxytest.Poll(t, "the slow request in flight", func() bool { return p.list()[0].outstanding.Load()+p.list()[1].outstanding.Load() == 1 })
 	busy := "a"
 	if p.list()[1].outstanding.Load() == 1 {
 		busy = "b"
 	}
 	for range 10 {
-		_, _, body := doJSON(t, http.MethodGet, srv.URL+cmPath+"/fast", "")
+		_, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath+"/fast", ""))
 		if answeredBy(t, body) == busy {
 			t.Fatalf("a request went to %s, which has one outstanding, while the other had none", busy)
 		}
@@ -188,7 +187,7 @@ func TestProxy_UnknownResourceGoesToAnyReadyBackend(t *testing.T) {
 	_, srv := startProxy(t, Options{}, a)
 	// A CRD created a moment ago: the server serves it, discovery was read before.
 	a.setServed("v1/configmaps", "example.com/v1/widgets")
-	code, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/example.com/v1/widgets", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/example.com/v1/widgets", ""))
 	if code != 200 || answeredBy(t, body) != "a" {
 		t.Errorf("GET widgets = %d %s, want 200 from a", code, body)
 	}
@@ -201,12 +200,12 @@ func TestProxy_RouteNotFoundRefreshesAndRetries(t *testing.T) {
 	stale.setServed("v1/configmaps") // the CRD's version went away on this server only
 
 	for range 10 {
-		code, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/example.com/v1/widgets", "")
+		code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/example.com/v1/widgets", ""))
 		if code != 200 || answeredBy(t, body) != "fresh" {
 			t.Fatalf("GET widgets = %d %s, want 200 from fresh", code, body)
 		}
 	}
-	waitFor(t, "stale's map refreshed", func() bool {
+	proxytest.Poll(t, "stale's map refreshed", func() bool {
 		return !p.list()[0].snapshot().caps.serves(gvr{"example.com", "v1", "widgets"})
 	})
 }
@@ -229,7 +228,7 @@ func TestProxy_LegacyDiscoveryFallback(t *testing.T) {
 			t.Errorf("capabilities %v lack %s", st.Serves, w)
 		}
 	}
-	if code, _, _ := doJSON(t, http.MethodGet, srv.URL+"/apis/batch/v1/namespaces/x/jobs", ""); code != 200 {
+	if code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/batch/v1/namespaces/x/jobs", "")); code != 200 {
 		t.Errorf("GET jobs = %d", code)
 	}
 }
@@ -238,17 +237,15 @@ func TestProxy_BodyOverLimitIs413(t *testing.T) {
 	a := newFake(t, "a", "v1.35.4", "v1/configmaps")
 	_, srv := startProxy(t, Options{MaxRequestBodyBytes: 1024}, a)
 	big := strings.Repeat("x", 2048)
-	if code, _, body := doJSON(t, http.MethodPost, srv.URL+cmPath, big); code != http.StatusRequestEntityTooLarge {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPost, srv.URL+cmPath, big)); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("POST with Content-Length 2048 = %d %s, want 413", code, body)
 	}
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+cmPath, io.MultiReader(strings.NewReader(big)))
-	resp, err := http.DefaultClient.Do(req)
+	req, err := http.NewRequest(http.MethodPost, srv.URL+cmPath, io.MultiReader(strings.NewReader(big)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("chunked POST of 2048 bytes = %d, want 413", resp.StatusCode)
+	if code, _, body := proxytest.Do(t, nil, req); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("chunked POST of 2048 bytes = %d %s, want 413", code, body)
 	}
 	if a.hits.Load() != 0 {
 		t.Errorf("the backend got %d oversized requests", a.hits.Load())
@@ -267,7 +264,10 @@ func TestProxy_PassesBytesThroughUnchanged(t *testing.T) {
 		w.Write(payload)
 	})
 	_, srv := startProxy(t, Options{}, a)
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+cmPath, bytes.NewReader(payload))
+	req, err := http.NewRequest(http.MethodPost, srv.URL+cmPath, bytes.NewReader(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Header.Set("Content-Type", "application/vnd.kubernetes.protobuf")
 	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf")
 	tr := &http.Transport{DisableCompression: true}
@@ -300,7 +300,11 @@ func TestProxy_WatchEndsCleanlyWhenBackendDies(t *testing.T) {
 			w.(http.Flusher).Flush()
 		}
 		// Die in the middle of the third event.
-		conn, _, _ := http.NewResponseController(w).Hijack()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijacking: %v", err)
+			return
+		}
 		conn.Close()
 	})
 	_, srv := startProxy(t, Options{}, a)
@@ -381,7 +385,9 @@ func TestProxy_UpgradeIsSpliced(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			io.WriteString(conn, "GET /api/v1/namespaces/x/pods/p/exec?command=sh HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: "+proto+"\r\n\r\n")
+			if _, err := io.WriteString(conn, "GET /api/v1/namespaces/x/pods/p/exec?command=sh HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: "+proto+"\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
 			br := bufio.NewReader(conn)
 			resp, err := http.ReadResponse(br, nil)
 			if err != nil {
@@ -393,7 +399,9 @@ func TestProxy_UpgradeIsSpliced(t *testing.T) {
 			if p.list()[0].longRunning.Load() != 1 {
 				t.Errorf("the upgraded connection is not counted as long-running")
 			}
-			io.WriteString(conn, "ping\n")
+			if _, err := io.WriteString(conn, "ping\n"); err != nil {
+				t.Fatal(err)
+			}
 			line, err := br.ReadString('\n')
 			if err != nil || line != "ping\n" {
 				t.Errorf("echo = %q, %v", line, err)
@@ -410,7 +418,9 @@ func TestProxy_RejectsConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	io.WriteString(conn, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+	if _, err := io.WriteString(conn, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +429,9 @@ func TestProxy_RejectsConnect(t *testing.T) {
 		t.Errorf("CONNECT = %d, want 405", resp.StatusCode)
 	}
 	// An absolute-form URI for another host still goes to a backend.
-	io.WriteString(conn, "GET http://example.com/api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: example.com\r\n\r\n")
+	if _, err := io.WriteString(conn, "GET http://example.com/api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: example.com\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
 	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
 	if err == nil {
 		body, _ := io.ReadAll(resp.Body)
@@ -463,7 +475,11 @@ func closingBackend(t *testing.T) *fakeAPIServer {
 			return
 		}
 		io.Copy(io.Discard, r.Body)
-		conn, _, _ := http.NewResponseController(w).Hijack()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijacking: %v", err)
+			return
+		}
 		conn.Close()
 	})
 	return f
@@ -474,15 +490,17 @@ func TestProxy_RetriesUnansweredRequestOnReusedConnection(t *testing.T) {
 	alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
 	p, srv := startProxy(t, Options{
 		HealthInterval: 1e9 * 3600,
-		RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+		Rules:          Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}}},
 	}, closing, alive)
 	// Open a keep-alive connection to the closing backend.
-	if _, _, body := doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", ""); answeredBy(t, body) != "closing" {
+	if _, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath+"/a", "")); answeredBy(t, body) != "closing" {
 		t.Fatalf("GET answered by %s", body)
 	}
-	code, _, body := doJSON(t, http.MethodPut, srv.URL+cmPath+"/a", `{"kind":"ConfigMap","metadata":{"resourceVersion":"7"}}`)
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPut, srv.URL+cmPath+"/a", `{"kind":"ConfigMap","metadata":{"resourceVersion":"7"}}`))
 	var e echo
-	json.Unmarshal(body, &e)
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
 	if code != 200 || e.Backend != "alive" || e.Body != `{"kind":"ConfigMap","metadata":{"resourceVersion":"7"}}` {
 		t.Errorf("PUT = %d %s, want 200 from alive with the body", code, body)
 	}
@@ -501,18 +519,12 @@ func TestProxy_DoesNotRepeatJSONPatchOrGenerateName(t *testing.T) {
 			alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
 			_, srv := startProxy(t, Options{
 				HealthInterval: 1e9 * 3600,
-				RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+				Rules:          Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}}},
 			}, closing, alive)
-			doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", "")
-			req, _ := http.NewRequest(tc.method, srv.URL+cmPath, strings.NewReader(tc.body))
-			req.Header.Set("Content-Type", tc.contentType)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusBadGateway || alive.hits.Load() != 0 {
-				t.Errorf("%s = %d with %d requests to alive, want 502 and none", tc.method, resp.StatusCode, alive.hits.Load())
+			proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath+"/a", ""))
+			code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, tc.method, srv.URL+cmPath, tc.body, "Content-Type", tc.contentType))
+			if code != http.StatusBadGateway || alive.hits.Load() != 0 {
+				t.Errorf("%s = %d with %d requests to alive, want 502 and none", tc.method, code, alive.hits.Load())
 			}
 		})
 	}
@@ -546,17 +558,17 @@ func TestProxy_UnknownResourceIs503WhileAServerIsNotReady(t *testing.T) {
 	// restarting comes back as v1.36 with a new resource, and the proxy has
 	// not read its discovery yet: the new resource is unknown to every map.
 	restarting.notReady.Store(true)
-	waitFor(t, "restarting not ready", func() bool { return !p.list()[1].snapshot().ready })
+	proxytest.Poll(t, "restarting not ready", func() bool { return !p.list()[1].snapshot().ready })
 	restarting.gitVersion = "v1.36.3"
 	restarting.setServed("v1/configmaps", "admissionregistration.k8s.io/v1/mutatingadmissionpolicies")
 
-	code, hdr, body := doJSON(t, http.MethodPost, srv.URL+mapPath, `{"kind":"MutatingAdmissionPolicy"}`)
+	code, hdr, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPost, srv.URL+mapPath, `{"kind":"MutatingAdmissionPolicy"}`))
 	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" {
 		t.Errorf("POST = %d %s, want 503 with Retry-After while a server is not ready", code, body)
 	}
 	restarting.notReady.Store(false)
-	waitFor(t, "the new resource routed", func() bool {
-		code, _, _ := doJSON(t, http.MethodPost, srv.URL+mapPath, `{"kind":"MutatingAdmissionPolicy"}`)
+	proxytest.Poll(t, "the new resource routed", func() bool {
+		code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPost, srv.URL+mapPath, `{"kind":"MutatingAdmissionPolicy"}`))
 		return code == http.StatusOK
 	})
 }
@@ -564,7 +576,7 @@ func TestProxy_UnknownResourceIs503WhileAServerIsNotReady(t *testing.T) {
 func TestProxy_UnknownResourceIs404WhenEveryServerIsReady(t *testing.T) {
 	a := newFake(t, "a", "v1.35.4", "v1/configmaps")
 	_, srv := startProxy(t, Options{}, a)
-	if code, _, body := doJSON(t, http.MethodGet, srv.URL+"/apis/example.com/v1/nothere", ""); code != http.StatusNotFound {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/apis/example.com/v1/nothere", "")); code != http.StatusNotFound {
 		t.Errorf("GET of a resource nobody serves = %d %s, want the server's 404", code, body)
 	}
 }
@@ -574,13 +586,13 @@ func TestProxy_OutstandingCountersReturnToZero(t *testing.T) {
 	a := newFake(t, "a", "v1.35.4", "v1/configmaps")
 	p, srv := startProxy(t, Options{
 		HealthInterval: 1e9 * 3600,
-		RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+		Rules:          Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}}},
 	}, gone, a)
 	gone.srv.Close()
 	for range 5 {
-		doJSON(t, http.MethodGet, srv.URL+cmPath, "")
-		doJSON(t, http.MethodPost, srv.URL+cmPath, `{}`)
-		doJSON(t, http.MethodGet, srv.URL+cmPath+"?watch=true", "")
+		proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath, ""))
+		proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodPost, srv.URL+cmPath, `{}`))
+		proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath+"?watch=true", ""))
 	}
 	for _, b := range p.list() {
 		if n, l := b.outstanding.Load(), b.longRunning.Load(); n != 0 || l != 0 {

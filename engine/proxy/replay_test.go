@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -81,22 +82,21 @@ func TestProxy_UnansweredProtobufCreateIsRepeatedOnlyWithAName(t *testing.T) {
 			alive := newFake(t, "alive", "v1.35.4", "v1/configmaps")
 			_, srv := startProxy(t, Options{
 				HealthInterval: 1e9 * 3600,
-				RoutingRules:   []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}},
+				Rules:          Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: ">=1.36"}}},
 			}, closing, alive)
-			doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", "") // a keep-alive connection to closing
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+cmPath, bytes.NewReader(protobufConfigMap(t, tc.meta)))
-			req.Header.Set("Content-Type", "application/vnd.kubernetes.protobuf")
-			resp, err := http.DefaultClient.Do(req)
+			proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath+"/a", "")) // a keep-alive connection to closing
+			req, err := http.NewRequest(http.MethodPost, srv.URL+cmPath, bytes.NewReader(protobufConfigMap(t, tc.meta)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
+			req.Header.Set("Content-Type", "application/vnd.kubernetes.protobuf")
+			code, _, _ := proxytest.Do(t, nil, req)
 			want, wantHits := http.StatusBadGateway, int64(0)
 			if tc.repeated {
 				want, wantHits = http.StatusOK, 1
 			}
-			if resp.StatusCode != want || alive.hits.Load() != wantHits {
-				t.Errorf("POST = %d with %d requests to alive, want %d and %d", resp.StatusCode, alive.hits.Load(), want, wantHits)
+			if code != want || alive.hits.Load() != wantHits {
+				t.Errorf("POST = %d with %d requests to alive, want %d and %d", code, alive.hits.Load(), want, wantHits)
 			}
 		})
 	}
@@ -122,7 +122,7 @@ func (c flakyConn) Write(b []byte) (int, error) {
 // Retry-After (repeat it), not 502 (it may have been applied).
 func TestProxy_RequestWhoseRedialIsRefusedWasNotSent(t *testing.T) {
 	f := newFake(t, "restarting", "v1.36.3", "v1/configmaps")
-	p, err := New(Options{Backends: []Backend{f.backend()}, HealthInterval: time.Hour, RetryAfterSeconds: 1})
+	p, err := New(Options{Backends: []Backend{f.backend(t)}, HealthInterval: time.Hour, RetryAfterSeconds: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,11 +148,11 @@ func TestProxy_RequestWhoseRedialIsRefusedWasNotSent(t *testing.T) {
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 
-	if code, _, body := doJSON(t, http.MethodGet, srv.URL+cmPath+"/a", ""); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+cmPath+"/a", "")); code != http.StatusOK {
 		t.Fatalf("GET = %d %s", code, body)
 	}
 	broken.Store(true)
-	code, hdr, body := doJSON(t, http.MethodDelete, srv.URL+cmPath+"/a", "")
+	code, hdr, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodDelete, srv.URL+cmPath+"/a", ""))
 	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" {
 		t.Errorf("DELETE = %d (Retry-After %q) %s, want 503 with Retry-After 1", code, hdr.Get("Retry-After"), body)
 	}

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -10,12 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // TestProxy_ImpersonationHeadersNeverRideOnTheProxysIdentity covers the
@@ -30,8 +30,8 @@ func TestProxy_ImpersonationHeadersNeverRideOnTheProxysIdentity(t *testing.T) {
 	proxyURL, seen := startTLSProxy(t, ca, func(a authorizationv1.ResourceAttributes) bool {
 		return a.Resource == "users" && a.Name == "carol"
 	})
-	alice := ca.client(t, "alice", "team-a")
-	noCN := ca.client(t, "", "team-a")
+	alice := ca.issue(t, "alice", []string{"team-a"}).tls
+	noCN := ca.issue(t, "", []string{"team-a"}).tls
 	tests := []struct {
 		name    string
 		cert    *tls.Certificate
@@ -81,19 +81,17 @@ func TestProxy_ImpersonationHeadersNeverRideOnTheProxysIdentity(t *testing.T) {
 				if proto != "h2" {
 					tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 				}
-				req, _ := http.NewRequest(http.MethodGet, proxyURL+cmPath+"/x", nil)
-				for k, v := range tc.header {
-					req.Header[k] = v
-				}
-				resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
+				req, err := http.NewRequest(http.MethodGet, proxyURL+cmPath+"/x", nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
+				for k, v := range tc.header {
+					req.Header[k] = v
+				}
+				code, _, body := proxytest.Do(t, &http.Client{Transport: tr, Timeout: 10 * time.Second}, req)
 				tr.CloseIdleConnections()
-				if resp.StatusCode != tc.code {
-					t.Fatalf("%s: got %d %s, want %d", proto, resp.StatusCode, body, tc.code)
+				if code != tc.code {
+					t.Fatalf("%s: got %d %s, want %d", proto, code, body, tc.code)
 				}
 				if tc.code != http.StatusOK {
 					var st metav1.Status
@@ -136,24 +134,6 @@ func TestProxy_ImpersonationHeadersNeverRideOnTheProxysIdentity(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer for a logger written from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestProxy_CredentialsStayOutOfLogsAndMetrics runs the proxy with a
 // debug-level logger (one line per request, the HTTP server's errors too)
 // and sends requests that carry a bearer token or a client certificate down
@@ -165,7 +145,7 @@ func TestProxy_CredentialsStayOutOfLogsAndMetrics(t *testing.T) {
 		cn    = "cn-secret-4f1d"
 		org   = "org-secret-9b2c"
 	)
-	var logs syncBuffer
+	var logs proxytest.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ca := newTestCA(t)
 	proxyURL, seen, p := startTLSProxyWith(t, ca, func(authorizationv1.ResourceAttributes) bool { return false },
@@ -181,7 +161,7 @@ func TestProxy_CredentialsStayOutOfLogsAndMetrics(t *testing.T) {
 			}
 		}
 	}()
-	cert := ca.client(t, cn, org)
+	cert := ca.issue(t, cn, []string{org}).tls
 	type request struct {
 		method, path, body string
 		header             map[string]string
@@ -203,7 +183,7 @@ func TestProxy_CredentialsStayOutOfLogsAndMetrics(t *testing.T) {
 		{method: "GET", path: cmPath + "/x", cert: true, header: map[string]string{"Authorization": "Bearer " + token, "Impersonate-Group": "system:masters"}},
 		{method: "GET", path: cmPath + "/x", otherCA: true},
 	}
-	strange := newTestCA(t).client(t, cn, org)
+	strange := newTestCA(t).issue(t, cn, []string{org}).tls
 	for _, r := range requests {
 		tc := &tls.Config{InsecureSkipVerify: true}
 		if r.cert {
@@ -220,7 +200,10 @@ func TestProxy_CredentialsStayOutOfLogsAndMetrics(t *testing.T) {
 		if r.body != "" {
 			body = strings.NewReader(r.body)
 		}
-		req, _ := http.NewRequest(r.method, proxyURL+r.path, body)
+		req, err := http.NewRequest(r.method, proxyURL+r.path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for k, v := range r.header {
 			req.Header.Set(k, v)
 		}
@@ -232,8 +215,12 @@ func TestProxy_CredentialsStayOutOfLogsAndMetrics(t *testing.T) {
 	}
 	// A client that never finishes its headers makes the server log.
 	if conn, err := tls.Dial("tcp", strings.TrimPrefix(proxyURL, "https://"), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}}); err == nil {
-		io.WriteString(conn, "GET "+cmPath+" HTTP/1.1\r\nAuthorization: Bearer "+token+"\r\n")
-		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(conn, "GET "+cmPath+" HTTP/1.1\r\nAuthorization: Bearer "+token+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
 		bufio.NewReader(conn).ReadString('\n')
 		conn.Close()
 	}

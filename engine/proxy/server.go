@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -109,7 +108,7 @@ func newTLSServer(opts ServeOptions) (*Server, error) {
 	}
 	switch {
 	case opts.ClientCAFile != "":
-		if _, err := LoadCertPool(opts.ClientCAFile); err != nil {
+		if _, err := certutil.NewPool(opts.ClientCAFile); err != nil {
 			s.discard()
 			return nil, fmt.Errorf("client CA: %w", err)
 		}
@@ -253,17 +252,4 @@ func (s *Server) Serve(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-// LoadCertPool reads PEM certificates from a file.
-func LoadCertPool(file string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("%s: no PEM certificates", file)
-	}
-	return pool, nil
 }

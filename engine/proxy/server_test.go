@@ -2,54 +2,16 @@ package proxy
 
 import (
 	"bytes"
-	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
-
-// serving issues a serving certificate for 127.0.0.1, PEM-encoded.
-func (ca *testCA) serving(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "proxy"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-}
-
-func (ca *testCA) pem() []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
-}
 
 // replaceFile writes data to path whole, as a Secret volume updates its
 // files: a new file renamed over the old one.
@@ -79,33 +41,24 @@ func writeCertFiles(t *testing.T, serving, client *testCA) certFiles {
 // client, and returns the certificate.
 func (f certFiles) rotate(t *testing.T, serving, client *testCA) []byte {
 	t.Helper()
-	certPEM, keyPEM := serving.serving(t)
-	replaceFile(t, f.key, keyPEM)
-	replaceFile(t, f.cert, certPEM)
+	c := serving.issue(t, "proxy", nil, net.ParseIP("127.0.0.1"))
+	replaceFile(t, f.key, c.keyPEM)
+	replaceFile(t, f.cert, c.certPEM)
 	if client != nil {
-		replaceFile(t, f.ca, client.pem())
+		replaceFile(t, f.ca, client.pem)
 	}
-	block, _ := pem.Decode(certPEM)
-	return block.Bytes
+	return c.tls.Certificate[0]
 }
 
 // serveVerifiedUser serves, on a loopback TLS listener of opts, the common
 // name of the verified client certificate of each request.
 func serveVerifiedUser(t *testing.T, opts ServeOptions) string {
 	t.Helper()
-	opts.Listen = "127.0.0.1:0"
-	srv, err := NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := serveProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(r.TLS.VerifiedChains) > 0 {
 			io.WriteString(w, r.TLS.VerifiedChains[0][0].Subject.CommonName)
 		}
 	}), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
 	return srv.Addr().String()
 }
 
@@ -133,20 +86,6 @@ func handshake(addr string, cert *tls.Certificate) (serverCert []byte, user stri
 	return resp.TLS.PeerCertificates[0].Raw, string(body), nil
 }
 
-// waitForHandshake polls new connections until one passes ok: the files
-// are watched, and the new content is served soon after it is written.
-func waitForHandshake(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		return ok(), nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 // A rotated serving certificate is served on new connections without a
 // restart.
 func TestServer_ReloadsTheServingCertificate(t *testing.T) {
@@ -161,7 +100,7 @@ func TestServer_ReloadsTheServingCertificate(t *testing.T) {
 	if bytes.Equal(first, rotated) {
 		t.Fatal("the rotated certificate is the first one")
 	}
-	waitForHandshake(t, "the rotated certificate served", func() bool {
+	proxytest.Poll(t, "the rotated certificate served", func() bool {
 		got, _, err := handshake(addr, nil)
 		return err == nil && bytes.Equal(got, rotated)
 	})
@@ -171,7 +110,7 @@ func TestServer_ReloadsTheServingCertificate(t *testing.T) {
 // connections, and the old one's no longer.
 func TestServer_ReloadsTheClientCA(t *testing.T) {
 	oldCA, newCA := newTestCA(t), newTestCA(t)
-	oldUser, newUser := oldCA.client(t, "old-user"), newCA.client(t, "new-user")
+	oldUser, newUser := oldCA.issue(t, "old-user", nil).tls, newCA.issue(t, "new-user", nil).tls
 	files := writeCertFiles(t, oldCA, oldCA)
 	addr := serveVerifiedUser(t, ServeOptions{CertFile: files.cert, KeyFile: files.key, ClientCAFile: files.ca})
 	if _, user, err := handshake(addr, &oldUser); err != nil || user != "old-user" {
@@ -181,7 +120,7 @@ func TestServer_ReloadsTheClientCA(t *testing.T) {
 		t.Fatalf("a certificate of another CA was accepted as %q", user)
 	}
 	files.rotate(t, oldCA, newCA)
-	waitForHandshake(t, "a certificate of the new client CA verified", func() bool {
+	proxytest.Poll(t, "a certificate of the new client CA verified", func() bool {
 		_, user, err := handshake(addr, &newUser)
 		return err == nil && user == "new-user"
 	})

@@ -14,38 +14,23 @@ import (
 	"time"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
-// get returns the status and body of a GET through the proxy.
-func get(t *testing.T, url string, header ...string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
-}
-
 func servedObjectHandler(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, servedObject)
+	io.WriteString(w, proxytest.ServedObject)
 }
 
 func TestSetRules_EmulationFollowsTheRules(t *testing.T) {
 	p, url, _ := emulationProxy(t, servedObjectHandler)
 	obj := url + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
 	emulatedInDiscovery := func() bool {
-		_, body := get(t, url+"/apis/myapps.example.com")
-		return strings.Contains(body, `"v1alpha1"`)
+		_, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, url+"/apis/myapps.example.com", ""))
+		return strings.Contains(string(body), `"v1alpha1"`)
 	}
-	if code, body := get(t, obj); code != http.StatusOK || !strings.Contains(body, `"legacyTimeout":30`) {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, obj, "")); code != http.StatusOK || !strings.Contains(string(body), `"legacyTimeout":30`) {
 		t.Fatalf("with the seed rules: %d %s", code, body)
 	}
 	if !emulatedInDiscovery() {
@@ -60,17 +45,17 @@ func TestSetRules_EmulationFollowsTheRules(t *testing.T) {
 	}
 	// Nobody serves v1alpha1 now: the request goes to a backend, which
 	// answers 404 as kube-apiserver does.
-	if code, body := get(t, obj); code != http.StatusNotFound {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, obj, "")); code != http.StatusNotFound {
 		t.Errorf("without rules: %d %s, want 404 from the backend", code, body)
 	}
 
-	if err := p.SetRules(Rules{Converter: seedConverter(t)}); err != nil {
+	if err := p.SetRules(Rules{Converter: proxytest.SeedConverter(t)}); err != nil {
 		t.Fatal(err)
 	}
 	if !emulatedInDiscovery() {
 		t.Error("discovery does not list v1alpha1 after the rules came back")
 	}
-	if code, body := get(t, obj); code != http.StatusOK || !strings.Contains(body, `"stateManagement":"ephemeral"`) {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, obj, "")); code != http.StatusOK || !strings.Contains(string(body), `"stateManagement":"ephemeral"`) {
 		t.Errorf("rules restored: %d %s", code, body)
 	}
 }
@@ -78,10 +63,10 @@ func TestSetRules_EmulationFollowsTheRules(t *testing.T) {
 func TestSetRules_RoutingRules(t *testing.T) {
 	old := newFake(t, "old", "v1.35.4", "v1/configmaps")
 	cur := newFake(t, "new", "v1.36.3", "v1/configmaps")
-	p, srv := startProxy(t, Options{RoutingRules: []rules.RoutingRule{{Resource: "configmaps", PreferAPIServerVersion: "v1.35.y"}}}, old, cur)
+	p, srv := startProxy(t, Options{Rules: Rules{Routing: []rules.RoutingRule{{Resource: "configmaps", PreferAPIServerVersion: "v1.35.y"}}}}, old, cur)
 	sendTo := func() string {
 		before := old.hits.Load()
-		if code, body := get(t, srv.URL+"/api/v1/namespaces/default/configmaps/x"); code != http.StatusOK {
+		if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/api/v1/namespaces/default/configmaps/x", "")); code != http.StatusOK {
 			t.Fatalf("%d %s", code, body)
 		}
 		if old.hits.Load() > before {
@@ -110,92 +95,109 @@ func TestSetRules_BadPatternKeepsTheActiveRules(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "apiRoutingRules[0].preferApiServerVersion") {
 		t.Fatalf("err = %v, want one naming apiRoutingRules[0].preferApiServerVersion", err)
 	}
-	if code, body := get(t, url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, url+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a", "")); code != http.StatusOK {
 		t.Errorf("after a rejected SetRules: %d %s", code, body)
 	}
 }
 
-// A swap in the middle of traffic fails no request: each request converts
-// with the set it started with, and both sets emulate the version.
+// A swap in the middle of a request changes nothing for it: it converts
+// with the set it started with. The backend swaps the rules while it
+// answers, so every request meets a swap between its start and its
+// conversion. The two sets give stateManagement different values, and the
+// backend names the object after the set that was active, so that the
+// answer shows which set converted it.
 func TestSetRules_SwapUnderLoad(t *testing.T) {
-	p, url, _ := emulationProxy(t, servedObjectHandler)
-	convs := []*engine.Converter{seedConverter(t), seedConverter(t)}
+	durable := strings.Replace(proxytest.SeedRules, "matchValue: ephemeral", "matchValue: durable", 1)
+	convs := []*engine.Converter{proxytest.SeedConverter(t), proxytest.Converter(t, durable, engine.Options{})}
+	want := []string{`"stateManagement":"ephemeral"`, `"stateManagement":"durable"`}
+	var proxy atomic.Pointer[Proxy]
+	var mu sync.Mutex
+	active := 0 // the set the proxy started with: the seed's
+	p, url, _ := emulationProxy(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		was := active
+		active = 1 - active
+		if err := proxy.Load().SetRules(Rules{Converter: convs[active]}); err != nil {
+			t.Errorf("SetRules: %v", err)
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, strings.Replace(proxytest.ServedObject, `"name":"a"`, fmt.Sprintf(`"name":"set-%d"`, was), 1))
+	})
+	proxy.Store(p)
 	obj := url + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
-	ctx, cancel := context.WithCancel(context.Background())
+	// One request at a time: each answer is converted by the set that was
+	// active when it started.
+	for range 20 {
+		code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, obj, ""))
+		if code != http.StatusOK {
+			t.Fatalf("%d %s", code, body)
+		}
+		set := 0
+		if strings.Contains(string(body), `"name":"set-1"`) {
+			set = 1
+		}
+		if !strings.Contains(string(body), want[set]) {
+			t.Fatalf("converted by the other set: %s", body)
+		}
+	}
+	// Four clients at once: every request also meets the others' swaps.
 	var wg sync.WaitGroup
-	var requests atomic.Int64
-	errs := make(chan error, 4)
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil && requests.Add(1) <= 2000 {
-				resp, err := http.Get(obj)
-				if err != nil {
-					errs <- err
-					return
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"legacyTimeout":30`) {
-					errs <- fmt.Errorf("%d %s", resp.StatusCode, body)
+		wg.Go(func() {
+			for range 25 {
+				if err := getConverted(obj); err != nil {
+					t.Error(err)
 					return
 				}
 			}
-		}()
+		})
 	}
-	swaps := 0
-	deadline := time.After(5 * time.Second)
-loop:
-	for requests.Load() < 2000 {
-		select {
-		case <-deadline:
-			break loop
-		case err := <-errs:
-			t.Fatalf("after %d swaps: %v", swaps, err)
-		default:
-		}
-		if err := p.SetRules(Rules{Converter: convs[swaps%2]}); err != nil {
-			t.Fatal(err)
-		}
-		swaps++
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Errorf("after %d swaps: %v", swaps, err)
+}
+
+// getConverted GETs an emulated object and checks that it was converted.
+// It does not end the test: it runs on goroutines of its own.
+func getConverted(url string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
 	}
-	if swaps < 10 {
-		t.Errorf("only %d swaps happened during the load", swaps)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
 	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"legacyTimeout":30`) {
+		return fmt.Errorf("%d %s", resp.StatusCode, body)
+	}
+	return nil
 }
 
 func TestHealth_ProxyAnswersLivezAndReadyz(t *testing.T) {
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps")
 	_, srv := startProxy(t, Options{}, f)
-	if code, body := get(t, srv.URL+"/livez"); code != http.StatusOK || body != "ok" {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/livez", "")); code != http.StatusOK || string(body) != "ok" {
 		t.Errorf("/livez: %d %q", code, body)
 	}
-	if code, body := get(t, srv.URL+"/readyz?verbose"); code != http.StatusOK || body != "[+]ping ok\n[+]backends ok\n[+]shutdown ok\nreadyz check passed\n" {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/readyz?verbose", "")); code != http.StatusOK || string(body) != "[+]ping ok\n[+]backends ok\n[+]shutdown ok\nreadyz check passed\n" {
 		t.Errorf("/readyz?verbose: %d %q", code, body)
 	}
 	before := f.hits.Load()
-	if code, _ := get(t, srv.URL+"/healthz"); code != http.StatusOK || f.hits.Load() != before+1 {
+	if code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/healthz", "")); code != http.StatusOK || f.hits.Load() != before+1 {
 		t.Errorf("/healthz: %d, backend hits %d→%d; want it passed through", code, before, f.hits.Load())
 	}
 
 	f.notReady.Store(true)
-	waitFor(t, "the backend not ready", func() bool {
-		code, _ := get(t, srv.URL+"/readyz")
+	proxytest.Poll(t, "the backend not ready", func() bool {
+		code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/readyz", ""))
 		return code == http.StatusInternalServerError
 	})
-	code, body := get(t, srv.URL+"/readyz")
-	if want := "[+]ping ok\n[-]backends failed: none of 1 kube-apiservers is ready\n[+]shutdown ok\nreadyz check failed\n"; body != want {
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/readyz", ""))
+	if want := "[+]ping ok\n[-]backends failed: none of 1 kube-apiservers is ready\n[+]shutdown ok\nreadyz check failed\n"; string(body) != want {
 		t.Errorf("/readyz with no backend ready: %d %q, want %q", code, body, want)
 	}
-	if code, _ := get(t, srv.URL+"/livez"); code != http.StatusOK {
+	if code, _, _ := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/livez", "")); code != http.StatusOK {
 		t.Errorf("/livez with no backend ready: %d, want 200 (the process is fine)", code)
 	}
 }
@@ -204,11 +206,11 @@ func TestHealth_DrainFailsReadyzButServes(t *testing.T) {
 	f := newFake(t, "a", "v1.36.3", "v1/configmaps")
 	p, srv := startProxy(t, Options{}, f)
 	p.Drain()
-	code, body := get(t, srv.URL+"/readyz")
-	if want := "[+]ping ok\n[+]backends ok\n[-]shutdown failed: the proxy is shutting down\nreadyz check failed\n"; code != http.StatusInternalServerError || body != want {
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/readyz", ""))
+	if want := "[+]ping ok\n[+]backends ok\n[-]shutdown failed: the proxy is shutting down\nreadyz check failed\n"; code != http.StatusInternalServerError || string(body) != want {
 		t.Errorf("/readyz while draining: %d %q, want 500 %q", code, body, want)
 	}
-	if code, body := get(t, srv.URL+"/api/v1/namespaces/default/configmaps/x"); code != http.StatusOK {
+	if code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, http.MethodGet, srv.URL+"/api/v1/namespaces/default/configmaps/x", "")); code != http.StatusOK {
 		t.Errorf("a request while draining: %d %s, want it served", code, body)
 	}
 }
@@ -223,7 +225,7 @@ func TestStop_EndsWatches(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
-	p, err := New(Options{Backends: []Backend{f.backend()}, HealthInterval: 20 * time.Millisecond})
+	p, err := New(Options{Backends: []Backend{f.backend(t)}, HealthInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,20 +246,22 @@ func TestStop_EndsWatches(t *testing.T) {
 	if err != nil || !strings.Contains(line, `"ADDED"`) {
 		t.Fatalf("first event: %q %v", line, err)
 	}
-	ended := make(chan error, 1)
+	// The backend never ends the watch by itself: when it ends, the proxy
+	// must have stopped first.
+	var stopped atomic.Bool
+	ended := make(chan bool, 1)
 	go func() {
-		_, err := io.Copy(io.Discard, resp.Body)
-		ended <- err
+		_, _ = io.Copy(io.Discard, resp.Body)
+		ended <- stopped.Load()
 	}()
-	select {
-	case err := <-ended:
-		t.Fatalf("the watch ended before the proxy stopped: %v", err)
-	case <-time.After(100 * time.Millisecond):
-	}
+	stopped.Store(true)
 	stop()
 	select {
-	case <-ended:
-	case <-time.After(10 * time.Second):
+	case afterStop := <-ended:
+		if !afterStop {
+			t.Fatal("the watch ended before the proxy stopped")
+		}
+	case <-time.After(10 * time.Second): // a bound, not a measure
 		t.Fatal("the watch is still open 10s after the proxy stopped")
 	}
 }

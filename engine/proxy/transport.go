@@ -15,6 +15,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/emulation"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // routingTransport sends a request to the candidates of its route in turn:
@@ -44,22 +47,8 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if rt.id.proxy {
 			b.setIdentity(out.Header)
 		}
-		var wrote, reused, answered atomic.Bool
-		trace := &httptrace.ClientTrace{
-			// net/http retries on a new connection a request it could not
-			// write on a reused one (headers buffered, flush failed): what
-			// counts is the last connection's story, so each one starts it
-			// afresh.
-			GetConn: func(string) {
-				wrote.Store(false)
-				reused.Store(false)
-				answered.Store(false)
-			},
-			GotConn:              func(ci httptrace.GotConnInfo) { reused.Store(ci.Reused) },
-			WroteHeaders:         func() { wrote.Store(true) },
-			GotFirstResponseByte: func() { answered.Store(true) },
-		}
-		out = out.WithContext(httptrace.WithClientTrace(out.Context(), trace))
+		var conn connStory
+		out = out.WithContext(httptrace.WithClientTrace(out.Context(), conn.trace()))
 
 		rt.backend = b
 		rt.attempts++
@@ -75,8 +64,8 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			if req.Context().Err() != nil {
 				return nil, err
 			}
-			notSent := !wrote.Load()
-			unanswered := reused.Load() && !answered.Load() && isConnectionClosed(err)
+			notSent := !conn.wrote.Load()
+			unanswered := conn.reused.Load() && !conn.answered.Load() && isConnectionClosed(err)
 			if notSent || unanswered {
 				b.markDown(err.Error())
 			}
@@ -110,19 +99,44 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		rt.received = time.Now()
 		rt.status = resp.StatusCode
-		if resp.StatusCode == http.StatusSwitchingProtocols {
-			if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
-				resp.Body = &countedConn{ReadWriteCloser: rwc, counter: counter}
-				return resp, nil
-			}
-		}
-		resp.Body = &countedBody{rc: resp.Body, counter: counter}
+		countUntilClosed(resp, counter)
 		return resp, nil
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no backend could take the request")
 	}
 	return nil, &upstreamError{backend: rt.backend.name, err: lastErr, notSent: true}
+}
+
+// connStory is what happened to the connection of one attempt.
+type connStory struct{ wrote, reused, answered atomic.Bool }
+
+// trace records the story. net/http retries on a new connection a request
+// it could not write on a reused one (headers buffered, flush failed): what
+// counts is the last connection's story, so each one starts it afresh.
+func (c *connStory) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GetConn: func(string) {
+			c.wrote.Store(false)
+			c.reused.Store(false)
+			c.answered.Store(false)
+		},
+		GotConn:              func(ci httptrace.GotConnInfo) { c.reused.Store(ci.Reused) },
+		WroteHeaders:         func() { c.wrote.Store(true) },
+		GotFirstResponseByte: func() { c.answered.Store(true) },
+	}
+}
+
+// countUntilClosed makes resp take counter, an outstanding-request count,
+// back down once its body (or upgraded connection) is closed.
+func countUntilClosed(resp *http.Response, counter *atomic.Int64) {
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
+			resp.Body = &countedConn{ReadWriteCloser: rwc, counter: counter}
+			return
+		}
+	}
+	resp.Body = &countedBody{rc: resp.Body, counter: counter}
 }
 
 // safeToRepeat: a read (GET/HEAD, not an upgrade) may be sent again even when
@@ -243,8 +257,6 @@ func (e *upstreamError) Error() string {
 
 func (e *upstreamError) Unwrap() error { return e.err }
 
-func asMaxBytes(err error, target **http.MaxBytesError) bool { return errors.As(err, target) }
-
 // errorHandler answers for a request that got no response: 413 for a body
 // over the limit, 500 for a request refused for want of its client's
 // identity, 503 with Retry-After when the request was never sent (the client
@@ -255,12 +267,12 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	var mbe *http.MaxBytesError
 	var ie *identityError
 	switch {
-	case asMaxBytes(err, &mbe):
+	case errors.As(err, &mbe):
 		p.writeBodyError(w, err)
 	case errors.As(err, &ie):
 		rt.err = err
 		p.log.Error("refused to send a request upstream", "path", r.URL.Path, "error", err)
-		writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError,
+		response.WriteStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError,
 			"the proxy refused to send the request: "+err.Error(), 0)
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
@@ -271,12 +283,12 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 		var ue *upstreamError
 		if errors.As(err, &ue) && ue.notSent {
 			rt.decision = decisionUnavailable
-			writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
+			response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
 				"no kube-apiserver could be reached: "+err.Error(), p.opts.RetryAfterSeconds)
 			return
 		}
 		p.log.Warn("upstream request failed", "path", r.URL.Path, "error", err)
-		writeStatus(w, http.StatusBadGateway, metav1.StatusReasonInternalError,
+		response.WriteStatus(w, http.StatusBadGateway, metav1.StatusReasonInternalError,
 			"the connection to the kube-apiserver broke after the request was sent: "+err.Error(), 0)
 	}
 }
@@ -288,10 +300,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	if err := p.keepWatchEventsWhole(resp); err != nil {
 		return err
 	}
-	if em := emulationFrom(resp.Request.Context()); em != nil {
-		return em.convertResponse(resp)
-	}
-	return nil
+	return emulation.ConvertResponse(resp)
 }
 
 func (p *Proxy) keepWatchEventsWhole(resp *http.Response) error {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apiserver/pkg/authentication/user"
 
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 	"github.com/mvpctl/mvpctl/engine/proxy/internal/usage"
 	"github.com/mvpctl/mvpctl/rules/builtin"
 )
@@ -181,7 +182,7 @@ func (p *Proxy) userOf(r *http.Request, id *identity) string {
 		ctx, cancel := context.WithTimeout(context.WithValue(context.WithoutCancel(r.Context()), identityKey{}, id), usageReviewTimeout)
 		defer cancel()
 		b := p.selfSubjectReview(r.WithContext(ctx))
-		if b.code >= 200 && b.code < 300 || b.code == http.StatusForbidden {
+		if b.Code >= 200 && b.Code < 300 || b.Code == http.StatusForbidden {
 			name := reviewedUser(b)
 			p.established.Add(key, name, establishedTTL)
 			return name, nil
@@ -196,7 +197,7 @@ func (p *Proxy) userOf(r *http.Request, id *identity) string {
 // selfSubjectReview sends a SelfSubjectReview with the identity in r's
 // context through the proxy, as an inner request that is not counted, and
 // returns the answer.
-func (p *Proxy) selfSubjectReview(r *http.Request) *bufferedResponse {
+func (p *Proxy) selfSubjectReview(r *http.Request) *response.Buffered {
 	probe := r.Clone(context.WithValue(r.Context(), innerKey{}, (*route)(nil)))
 	probe.Method = http.MethodPost
 	probe.URL.Path, probe.URL.RawPath, probe.URL.RawQuery = selfSubjectReviewPath, "", ""
@@ -209,7 +210,7 @@ func (p *Proxy) selfSubjectReview(r *http.Request) *bufferedResponse {
 	}
 	probe.Body, probe.ContentLength = io.NopCloser(strings.NewReader(selfSubjectReviewBody)), int64(len(selfSubjectReviewBody))
 	probe.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(selfSubjectReviewBody)), nil }
-	b := &bufferedResponse{header: http.Header{}}
+	b := response.NewBuffered()
 	p.ServeHTTP(b, probe)
 	return b
 }
@@ -219,12 +220,12 @@ const maxReviewBytes = 1 << 20
 
 // reviewedUser is the user name in a successful SelfSubjectReview answer,
 // "" in any other.
-func reviewedUser(b *bufferedResponse) string {
-	if b.code < 200 || b.code >= 300 || b.body.Len() > maxReviewBytes {
+func reviewedUser(b *response.Buffered) string {
+	if b.Code < 200 || b.Code >= 300 || b.Body.Len() > maxReviewBytes {
 		return ""
 	}
 	var review authenticationv1.SelfSubjectReview
-	if err := json.Unmarshal(b.body.Bytes(), &review); err != nil {
+	if err := json.Unmarshal(b.Body.Bytes(), &review); err != nil {
 		return ""
 	}
 	return review.Status.UserInfo.Username

@@ -16,6 +16,9 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/util/cache"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // usageTokens are the bearer tokens the usage tests' backend knows.
@@ -42,12 +45,12 @@ func usageBackend(t *testing.T, gitVersion string, served ...string) (*fakeAPISe
 		}
 		name, known := usageTokens[token]
 		if hasToken && !known {
-			writeStatus(w, http.StatusUnauthorized, "Unauthorized", "Unauthorized", 0)
+			response.WriteStatus(w, http.StatusUnauthorized, "Unauthorized", "Unauthorized", 0)
 			return
 		}
 		if r.URL.Path == selfSubjectReviewPath {
 			if !hasToken || r.Header.Get("Impersonate-User") != "" {
-				writeStatus(w, http.StatusForbidden, "Forbidden", "forbidden", 0)
+				response.WriteStatus(w, http.StatusForbidden, "Forbidden", "forbidden", 0)
 				return
 			}
 			w.WriteHeader(http.StatusCreated)
@@ -55,14 +58,14 @@ func usageBackend(t *testing.T, gitVersion string, served ...string) (*fakeAPISe
 			return
 		}
 		if r.Header.Get("Impersonate-User") != "" {
-			writeStatus(w, http.StatusForbidden, "Forbidden", "cannot impersonate", 0)
+			response.WriteStatus(w, http.StatusForbidden, "Forbidden", "cannot impersonate", 0)
 			return
 		}
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/customresources"):
-			io.WriteString(w, `{"apiVersion":"myapps.example.com/v1beta1","kind":"CustomresourceList","metadata":{"resourceVersion":"42"},"items":[`+servedObject+`]}`)
+			io.WriteString(w, `{"apiVersion":"myapps.example.com/v1beta1","kind":"CustomresourceList","metadata":{"resourceVersion":"42"},"items":[`+proxytest.ServedObject+`]}`)
 		case strings.Contains(r.URL.Path, "/customresources/"):
-			io.WriteString(w, servedObject)
+			io.WriteString(w, proxytest.ServedObject)
 		default:
 			io.WriteString(w, `{"kind":"EndpointsList","apiVersion":"v1","metadata":{},"items":[]}`)
 		}
@@ -121,7 +124,7 @@ var sortRows = cmpopts.SortSlices(func(a, b usageRow) bool { return a.User+a.Use
 // the metric only: they cannot fill the table with names of their choice.
 func TestUsage_EmulatedRequestsByUser(t *testing.T) {
 	f, reviewed := usageBackend(t, "v1.36.3", "myapps.example.com/v1beta1/customresources")
-	p, srv := startProxy(t, Options{Converter: seedConverter(t), UsageTableSize: 10}, f)
+	p, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, UsageTableSize: 10}, f)
 	list := srv.URL + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources"
 	for _, c := range []struct {
 		token, agent string
@@ -199,10 +202,10 @@ func TestUsage_DeprecatedAtTheBackendsRelease(t *testing.T) {
 // needed (the rig's backend would answer one with the user "test").
 func TestUsage_ClientCertificateUser(t *testing.T) {
 	ca := newTestCA(t)
-	g := newIdentityRig(t, ca, Options{Converter: seedConverter(t), UsageTableSize: 10},
+	g := newIdentityRig(t, ca, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, UsageTableSize: 10},
 		func(a authorizationv1.ResourceAttributes) bool { return a.Resource == "users" && a.Name == "carol" },
 		"myapps.example.com/v1beta1/customresources")
-	alice := ca.client(t, "alice", "team-a")
+	alice := ca.issue(t, "alice", []string{"team-a"}).tls
 	path := "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources/a"
 	if code, body := g.do(t, &alice, true, http.MethodGet, path, "", "User-Agent", "cert-client/2.0"); code != http.StatusOK {
 		t.Fatalf("%d %s", code, body)
@@ -224,7 +227,7 @@ func TestUsage_ClientCertificateUser(t *testing.T) {
 // reviewed for it; the metric still counts.
 func TestUsage_TableOff(t *testing.T) {
 	f, reviewed := usageBackend(t, "v1.36.3", "myapps.example.com/v1beta1/customresources")
-	p, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
+	p, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}}, f)
 	getAs(t, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources", "alice-token", "x")
 	if r := p.Clients(); len(r.Clients) != 0 || r.Capacity != 0 {
 		t.Errorf("table off: %+v", r)
@@ -240,7 +243,7 @@ func TestUsage_TableOff(t *testing.T) {
 // one allowed /metrics only), the table for an allowed user.
 func TestClientsHandler_AccessControl(t *testing.T) {
 	f, _ := usageBackend(t, "v1.36.3", "myapps.example.com/v1beta1/customresources")
-	p, srv := startProxy(t, Options{Converter: seedConverter(t), UsageTableSize: 10}, f)
+	p, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, UsageTableSize: 10}, f)
 	getAs(t, srv.URL+"/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources", "alice-token", "old/1.0")
 
 	rev := startFakeReviewer(t)
@@ -263,17 +266,17 @@ func TestClientsHandler_AccessControl(t *testing.T) {
 	c := clientWith(nil)
 	t.Cleanup(c.CloseIdleConnections)
 
-	code, body := getWithToken(t, c, url, "")
+	code, _, body := proxytest.Do(t, c, proxytest.NewRequest(t, http.MethodGet, url, "", "Authorization", bearerToken("")))
 	wantStatus(t, http.StatusUnauthorized, code, body)
-	code, body = getWithToken(t, c, url, "stranger")
+	code, _, body = proxytest.Do(t, c, proxytest.NewRequest(t, http.MethodGet, url, "", "Authorization", bearerToken("stranger")))
 	wantStatus(t, http.StatusForbidden, code, body)
-	code, body = getWithToken(t, c, url, "reader") // may get /metrics only
+	code, _, body = proxytest.Do(t, c, proxytest.NewRequest(t, http.MethodGet, url, "", "Authorization", bearerToken("reader"))) // may get /metrics only
 	wantStatus(t, http.StatusForbidden, code, body)
 
-	admin := ca.client(t, "operator", "system:masters")
+	admin := ca.issue(t, "operator", []string{"system:masters"}).tls
 	ac := clientWith(&admin)
 	t.Cleanup(ac.CloseIdleConnections)
-	code, body = getWithToken(t, ac, url, "")
+	code, _, body = proxytest.Do(t, ac, proxytest.NewRequest(t, http.MethodGet, url, "", "Authorization", bearerToken("")))
 	var report ClientsReport
 	if err := json.Unmarshal(body, &report); code != http.StatusOK || err != nil {
 		t.Fatalf("%d %s (%v)", code, body, err)
@@ -286,7 +289,7 @@ func TestClientsHandler_AccessControl(t *testing.T) {
 // The table's metrics are on /metrics, the evictions counted.
 func TestUsage_Metrics(t *testing.T) {
 	f, _ := usageBackend(t, "v1.36.3", "myapps.example.com/v1beta1/customresources")
-	p, srv := startProxy(t, Options{Converter: seedConverter(t), UsageTableSize: 1}, f)
+	p, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, UsageTableSize: 1}, f)
 	list := srv.URL + "/apis/myapps.example.com/v1alpha1/namespaces/ns/customresources"
 	for _, agent := range []string{"a", "b", "c"} {
 		getAs(t, list, "alice-token", agent)

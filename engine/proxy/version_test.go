@@ -27,7 +27,7 @@ func TestNew_ServerVersionPatterns(t *testing.T) {
 		valid    bool
 	}{{table.Valid, true}, {table.Invalid, false}} {
 		for _, s := range tc.patterns {
-			_, err := New(Options{Backends: []Backend{backend}, RoutingRules: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: s}}})
+			_, err := New(Options{Backends: []Backend{backend}, Rules: Rules{Routing: []rules.RoutingRule{{Resource: "*", PreferAPIServerVersion: s}}}})
 			if (err == nil) != tc.valid {
 				t.Errorf("%q: want valid=%v, New says %v", s, tc.valid, err)
 			}

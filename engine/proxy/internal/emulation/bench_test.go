@@ -1,4 +1,4 @@
-package proxy
+package emulation
 
 import (
 	"bytes"
@@ -9,13 +9,15 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // BenchmarkEmulation_StreamList converts a LIST of 10,000 ~1 KB objects as
 // the emulated LIST path does.
 func BenchmarkEmulation_StreamList(b *testing.B) {
-	conv := seedConverter(&testing.T{})
-	em := &emulation{e: &emulator{conv: conv}, t: emulatedTarget{
+	conv := proxytest.SeedConverter(b)
+	em := &emulation{rules: &Rules{conv: conv}, t: target{
 		requested: schema.GroupVersion{Group: "myapps.example.com", Version: "v1alpha1"},
 		served:    schema.GroupVersion{Group: "myapps.example.com", Version: "v1beta1"},
 		resource:  "customresources", kind: "Customresource",
@@ -43,8 +45,8 @@ func BenchmarkEmulation_StreamList(b *testing.B) {
 // BenchmarkEmulation_ConvertObject is the emulated GET's work on a ~5 KB
 // object: decode, reverse conversion, encode.
 func BenchmarkEmulation_ConvertObject(b *testing.B) {
-	conv := seedConverter(&testing.T{})
-	em := &emulation{e: &emulator{conv: conv}, t: emulatedTarget{
+	conv := proxytest.SeedConverter(b)
+	em := &emulation{rules: &Rules{conv: conv}, t: target{
 		requested: schema.GroupVersion{Group: "myapps.example.com", Version: "v1alpha1"},
 		served:    schema.GroupVersion{Group: "myapps.example.com", Version: "v1beta1"},
 		resource:  "customresources", kind: "Customresource",

@@ -1,12 +1,10 @@
-package proxy
+package emulation
 
 import (
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
 )
 
 // statusMessage is the message of a BadRequest Status.
@@ -26,22 +25,9 @@ func statusMessage(t *testing.T, body []byte) string {
 	return st.Message
 }
 
-func converterFrom(t *testing.T, rulesYAML string) *engine.Converter {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(path, []byte(rulesYAML), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := engine.Load(engine.Options{}, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // selectorRules has the seed's steps plus one more, given as YAML.
 func selectorRules(step string) string {
-	return seedRules + "    - " + step + "\n"
+	return proxytest.SeedRules + "    - " + step + "\n"
 }
 
 // selectorProxy emulates v1alpha1 with rules and records the selectors the
@@ -50,16 +36,14 @@ func selectorProxy(t *testing.T, rulesYAML string) (base string, got func() url.
 	t.Helper()
 	var mu sync.Mutex
 	var last url.Values
-	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1beta1/customresources")
-	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
+	e := startEmulation(t, config{conv: proxytest.Converter(t, rulesYAML, engine.Options{}), handler: func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		last = r.URL.Query()
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1beta1","metadata":{},"items":[]}`)
-	})
-	_, srv := startProxy(t, Options{Converter: converterFrom(t, rulesYAML)}, f)
-	return srv.URL + "/apis/myapps.example.com/v1alpha1/customresources", func() url.Values {
+	}})
+	return e.url + "/apis/myapps.example.com/v1alpha1/customresources", func() url.Values {
 		mu.Lock()
 		defer mu.Unlock()
 		return last
@@ -84,12 +68,12 @@ func TestEmulation_LabelSelector(t *testing.T) {
 		{"newField on a label", `{action: newField, path: metadata.labels.tier}`, "newField changes metadata.labels.tier"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rulesYAML := seedRules
+			rulesYAML := proxytest.SeedRules
 			if tc.step != "" {
 				rulesYAML = selectorRules(tc.step)
 			}
 			base, got := selectorProxy(t, rulesYAML)
-			code, _, body := doJSON(t, "GET", base+"?labelSelector=app%3Dseed", "")
+			code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+"?labelSelector=app%3Dseed", ""))
 			if tc.reject == "" {
 				if code != http.StatusOK || got().Get("labelSelector") != "app=seed" {
 					t.Errorf("%d %s; backend got %v", code, body, got())
@@ -110,11 +94,11 @@ func TestEmulation_LabelSelector(t *testing.T) {
 func TestEmulation_FieldSelectorAndWholeObjectJQ(t *testing.T) {
 	base, got := selectorProxy(t, selectorRules(`{action: jq, forward: '.spec.x = (.spec.y | tostring)', reverse: 'del(.spec.x)'}`))
 	// A field the jq step does not write passes; renames still apply.
-	code, _, body := doJSON(t, "GET", base+"?fieldSelector=spec.other%3Da,spec.config.legacyTimeout%3D5", "")
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+"?fieldSelector=spec.other%3Da,spec.config.legacyTimeout%3D5", ""))
 	if code != http.StatusOK || got().Get("fieldSelector") != "spec.config.requestTimeoutSeconds=5,spec.other=a" {
 		t.Errorf("%d %s; backend got %v", code, body, got())
 	}
-	code, _, body = doJSON(t, "GET", base+"?fieldSelector=spec.x%3D1", "")
+	code, _, body = proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", base+"?fieldSelector=spec.x%3D1", ""))
 	if code != http.StatusBadRequest || !strings.Contains(statusMessage(t, body), "transformations[2] may change it: jq on the whole object: its forward expression may change spec.x") {
 		t.Errorf("%d %s", code, body)
 	}
@@ -125,16 +109,14 @@ func TestEmulation_FieldSelectorAndWholeObjectJQ(t *testing.T) {
 func TestEmulation_FieldSelectorThroughReverseProgram(t *testing.T) {
 	var mu sync.Mutex
 	var query string
-	f := newFake(t, "a", "v1.36.3", "myapps.example.com/v1alpha1/customresources")
-	f.setHandler(func(w http.ResponseWriter, r *http.Request) {
+	e := startEmulation(t, config{served: "v1alpha1", handler: func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		query = r.URL.Query().Get("fieldSelector")
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1alpha1","metadata":{},"items":[]}`)
-	})
-	_, srv := startProxy(t, Options{Converter: seedConverter(t)}, f)
-	code, _, body := doJSON(t, "GET", srv.URL+"/apis/myapps.example.com/v1beta1/customresources?fieldSelector=spec.config.requestTimeoutSeconds%3D5", "")
+	}})
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", e.url+"/apis/myapps.example.com/v1beta1/customresources?fieldSelector=spec.config.requestTimeoutSeconds%3D5", ""))
 	mu.Lock()
 	defer mu.Unlock()
 	if code != http.StatusOK || query != "spec.config.legacyTimeout=5" {

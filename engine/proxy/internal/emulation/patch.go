@@ -1,24 +1,25 @@
-package proxy
+package emulation
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -50,6 +51,11 @@ func limitJSONPatchCopies() {
 // the write of a patch: it is read and patched again.
 var errPatchRaced = errors.New("the object changed while it was patched")
 
+// raced is the conflict retry.RetryOnConflict retries on.
+func (em *emulation) raced() error {
+	return apierrors.NewConflict(schema.GroupResource{Group: em.t.served.Group, Resource: em.t.resource}, em.info.Name, errPatchRaced)
+}
+
 // patch applies a patch written against the requested version.
 //
 // A server-side apply body is a whole old-version object: it is converted
@@ -71,21 +77,21 @@ func (em *emulation) patch(w http.ResponseWriter, r *http.Request, path string, 
 	if mt == "application/apply-patch+yaml" {
 		conv, st := em.requestObject(ctx, body, contentType)
 		if st != nil {
-			writeStatusError(w, st)
+			st.write(w)
 			return
 		}
 		in := em.innerRequest(context.WithValue(ctx, emulationKey{}, em), r, http.MethodPatch, path, query, conv, "application/apply-patch+yaml", accept)
-		em.e.p.ServeHTTP(w, in)
+		em.host().ServeInner(w, in)
 		return
 	}
 	apply, st := em.patcher(mt, body)
 	if st != nil {
-		writeStatusError(w, st)
+		st.write(w)
 		return
 	}
 	run := &patchRun{em: em, r: r, path: path, apply: apply}
 	run.readQuery, run.writeQuery = patchQueries(query)
-	_ = retry.OnError(retry.DefaultRetry, func(err error) bool { return err == errPatchRaced }, run.attempt)
+	_ = retry.RetryOnConflict(retry.DefaultRetry, run.attempt)
 	em.writePatchResult(ctx, w, run.res)
 }
 
@@ -97,22 +103,22 @@ type patchRun struct {
 	readQuery, writeQuery url.Values
 	apply                 func([]byte) ([]byte, *statusError)
 	// res is the last answer: the read's, the proxy's own, or the write's.
-	res *bufferedResponse
+	res *response.Buffered
 	// raced is the resourceVersion read before a write that failed.
 	raced string
 }
 
 // attempt reads the served object, patches it and writes the change. It
-// returns errPatchRaced when the write failed the way a write after
-// another writer's does and the patch has no precondition of its own.
+// returns a conflict (errPatchRaced) when the write failed the way a write
+// after another writer's does and the patch has no precondition of its own.
 func (run *patchRun) attempt() error {
 	em, ctx := run.em, run.r.Context()
 	cur := em.do(em.innerRequest(ctx, run.r, http.MethodGet, run.path, run.readQuery, nil, "", "application/json"))
-	if cur.code != http.StatusOK {
+	if cur.Code != http.StatusOK {
 		run.res = cur
 		return nil
 	}
-	served, readRV, st := em.readServed(cur.body.Bytes())
+	served, readRV, st := em.readServed(cur.Body.Bytes())
 	if st == nil && run.res != nil && readRV == run.raced {
 		return nil // unchanged since the failed write: its answer is the client's
 	}
@@ -128,9 +134,9 @@ func (run *patchRun) attempt() error {
 	run.res = em.do(em.innerRequest(ctx, run.r, http.MethodPatch, run.path, run.writeQuery, ops, "application/json-patch+json", "application/json"))
 	// A failed test of the resourceVersion is a 422; a write of another
 	// resourceVersion, a 409.
-	if !clientRV && (run.res.code == http.StatusConflict || run.res.code == http.StatusUnprocessableEntity) {
+	if !clientRV && (run.res.Code == http.StatusConflict || run.res.Code == http.StatusUnprocessableEntity) {
 		run.raced = readRV
-		return errPatchRaced
+		return run.em.raced()
 	}
 	return nil
 }
@@ -165,37 +171,15 @@ func (em *emulation) readServed(data []byte) (map[string]any, string, *statusErr
 // of its own, which the JSON patch then writes (a conflict if it is not
 // the current one).
 func (em *emulation) patchOps(ctx context.Context, served map[string]any, readRV string, apply func([]byte) ([]byte, *statusError)) (ops []byte, clientRV bool, st *statusError) {
-	old, err := em.e.conv.Convert(ctx, rules.DeepCopyJSON(served).(map[string]any), em.t.requested)
-	if err != nil {
-		return nil, false, conversionFailed(err)
-	}
-	oldJSON, err := engine.EncodeObject(old)
-	if err != nil {
-		return nil, false, conversionFailed(err)
-	}
-	patched, st := apply(oldJSON)
+	obj, st := em.patchedOld(ctx, served, apply)
 	if st != nil {
-		return nil, false, st
-	}
-	if int64(len(patched)) > em.e.p.opts.MaxRequestBodyBytes {
-		// The apiserver's answer for a body over its limit: the patched
-		// object is what would be written.
-		return nil, false, &statusError{http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
-			fmt.Sprintf("Request entity too large: limit is %d", em.e.p.opts.MaxRequestBodyBytes)}
-	}
-	obj, err := engine.DecodeObject(patched)
-	if err != nil {
-		return nil, false, &statusError{http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "the patched object is not a JSON object: " + err.Error()}
-	}
-	if st := em.checkTypeMeta(obj); st != nil {
-		st.message = "the patch changes apiVersion or kind: " + st.message
 		return nil, false, st
 	}
 	clientRV = clientPrecondition(obj, readRV)
 	if !clientRV {
 		setResourceVersion(obj, readRV)
 	}
-	fwd, err := em.e.conv.Convert(ctx, obj, em.t.served)
+	fwd, err := em.rules.conv.Convert(ctx, obj, em.t.served)
 	if err != nil {
 		if errors.As(err, new(*engine.ProgramTimeoutError)) {
 			return nil, false, conversionFailed(err)
@@ -216,6 +200,39 @@ func (em *emulation) patchOps(ctx context.Context, served map[string]any, readRV
 	return ops, clientRV, nil
 }
 
+// patchedOld is the old-version view of served with the patch applied,
+// within the bounds of what may be written: its size, its version and
+// kind.
+func (em *emulation) patchedOld(ctx context.Context, served map[string]any, apply func([]byte) ([]byte, *statusError)) (map[string]any, *statusError) {
+	old, err := em.rules.conv.Convert(ctx, rules.DeepCopyJSON(served).(map[string]any), em.t.requested)
+	if err != nil {
+		return nil, conversionFailed(err)
+	}
+	oldJSON, err := engine.EncodeObject(old)
+	if err != nil {
+		return nil, conversionFailed(err)
+	}
+	patched, st := apply(oldJSON)
+	if st != nil {
+		return nil, st
+	}
+	if limit := em.rules.e.opts.MaxRequestBodyBytes; int64(len(patched)) > limit {
+		// The apiserver's answer for a body over its limit: the patched
+		// object is what would be written.
+		return nil, &statusError{http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+			fmt.Sprintf("Request entity too large: limit is %d", limit)}
+	}
+	obj, err := engine.DecodeObject(patched)
+	if err != nil {
+		return nil, &statusError{http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "the patched object is not a JSON object: " + err.Error()}
+	}
+	if st := em.checkTypeMeta(obj); st != nil {
+		st.message = "the patch changes apiVersion or kind: " + st.message
+		return nil, st
+	}
+	return obj, nil
+}
+
 // clientPrecondition says whether a patched object names a resourceVersion
 // other than the one read: the client's own precondition. A patch that
 // removes it or sets it to null has none.
@@ -227,23 +244,25 @@ func clientPrecondition(obj map[string]any, readRV string) bool {
 
 // writePatchResult answers the client: the served version's answer to the
 // write (or the read), a success converted to the requested version.
-func (em *emulation) writePatchResult(ctx context.Context, w http.ResponseWriter, res *bufferedResponse) {
-	if res.code >= 200 && res.code < 300 {
-		out, st := em.convertObjectBytes(ctx, res.body.Bytes())
+func (em *emulation) writePatchResult(ctx context.Context, w http.ResponseWriter, res *response.Buffered) {
+	if res.Code >= 200 && res.Code < 300 {
+		out, st := em.convertObjectBytes(ctx, res.Body.Bytes())
 		if st != nil {
-			writeStatusError(w, st)
+			st.write(w)
 			return
 		}
-		res.body.Reset()
-		res.body.Write(out)
+		res.Body.Reset()
+		res.Body.Write(out)
 	}
-	res.writeTo(w)
+	res.CopyTo(w)
 }
 
 // statusResponse is an emulation's own error as a buffered answer.
-func statusResponse(st *statusError) *bufferedResponse {
-	b := &bufferedResponse{header: http.Header{"Content-Type": {"application/json"}}, code: st.code}
-	b.body.Write(statusBody(st.code, st.reason, st.message, 0))
+func statusResponse(st *statusError) *response.Buffered {
+	b := response.NewBuffered()
+	b.Header().Set("Content-Type", "application/json")
+	b.Code = st.code
+	b.Body.Write(response.StatusBody(st.code, st.reason, st.message, 0))
 	return b
 }
 
@@ -329,44 +348,12 @@ func setResourceVersion(obj map[string]any, rv string) {
 	m["resourceVersion"] = rv
 }
 
-// bufferedResponse is an inner request's answer held in memory.
-type bufferedResponse struct {
-	header http.Header
-	code   int
-	body   bytes.Buffer
-}
-
-func (b *bufferedResponse) Header() http.Header { return b.header }
-func (b *bufferedResponse) WriteHeader(code int) {
-	if b.code == 0 {
-		b.code = code
-	}
-}
-func (b *bufferedResponse) Write(p []byte) (int, error) {
-	if b.code == 0 {
-		b.code = http.StatusOK
-	}
-	return b.body.Write(p)
-}
-func (b *bufferedResponse) Flush() {}
-
-func (b *bufferedResponse) writeTo(w http.ResponseWriter) {
-	for _, k := range []string{"Content-Type", "Audit-Id", "Warning", "Retry-After", "Cache-Control"} {
-		if v, ok := b.header[k]; ok {
-			w.Header()[k] = v
-		}
-	}
-	w.Header().Set("Content-Length", strconv.Itoa(b.body.Len()))
-	w.WriteHeader(b.code)
-	_, _ = w.Write(b.body.Bytes())
-}
-
 // do runs an inner request through the proxy and keeps its answer.
-func (em *emulation) do(r *http.Request) *bufferedResponse {
-	b := &bufferedResponse{header: http.Header{}}
-	em.e.p.ServeHTTP(b, r)
-	if b.code == 0 {
-		b.code = http.StatusOK
+func (em *emulation) do(r *http.Request) *response.Buffered {
+	b := response.NewBuffered()
+	em.host().ServeInner(b, r)
+	if b.Code == 0 {
+		b.Code = http.StatusOK
 	}
 	return b
 }

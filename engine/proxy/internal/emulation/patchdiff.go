@@ -1,7 +1,8 @@
-package proxy
+package emulation
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mvpctl/mvpctl/rules"
@@ -21,17 +22,10 @@ func diffJSONPatch(a, b map[string]any) []jsonPatchOp {
 }
 
 func diffObjects(ptr string, a, b map[string]any, ops *[]jsonPatchOp) {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	both := make(map[string]any, len(a)+len(b))
+	maps.Copy(both, a)
+	maps.Copy(both, b)
+	for _, k := range slices.Sorted(maps.Keys(both)) {
 		av, inA := a[k]
 		bv, inB := b[k]
 		p := ptr + "/" + escapePointer(k)

@@ -1,10 +1,9 @@
-package proxy
+package emulation
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
 // pipeBody is a response body produced by a goroutine that converts the
@@ -164,10 +164,7 @@ func (em *emulation) streamWatch(ctx context.Context, src io.Reader, dst io.Writ
 	for {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil
-			}
-			return nil
+			return nil // the end of the stream, or a broken one: it ends cleanly
 		}
 		ev, err := engine.DecodeObject(raw)
 		if err != nil {
@@ -200,7 +197,7 @@ func (em *emulation) streamWatch(ctx context.Context, src io.Reader, dst io.Writ
 }
 
 func writeWatchError(dst io.Writer, err error) error {
-	st := statusBody(http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: "+err.Error(), 0)
+	st := response.StatusBody(http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: "+err.Error(), 0)
 	ev := append([]byte(`{"type":"ERROR","object":`), st[:len(st)-1]...)
 	ev = append(ev, "}\n"...)
 	_, werr := dst.Write(ev)

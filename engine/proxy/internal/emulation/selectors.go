@@ -1,4 +1,4 @@
-package proxy
+package emulation
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ func (em *emulation) rewriteSelectors(q url.Values) error {
 	if fs == "" && ls == "" {
 		return nil
 	}
-	progs, _, _, err := em.e.conv.Path(em.t.requested.WithKind(em.t.kind), em.t.served)
+	progs, _, err := em.rules.conv.Path(em.t.requested.WithKind(em.t.kind), em.t.served)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,3 @@ func renameField(p *rules.Program, field string) (string, error) {
 	}
 	return field, nil
 }
-
-// encodeQuery encodes the inner request's query (sorted by key; the
-// apiserver does not depend on the order).
-func encodeQuery(q url.Values) string { return q.Encode() }

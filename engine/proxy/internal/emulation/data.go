@@ -1,4 +1,4 @@
-package proxy
+package emulation
 
 import (
 	"strings"
@@ -28,23 +28,21 @@ const maxReasonBytes = 512
 // conversionDataIgnored is the emulation's [engine.Options.InvalidConversionData]:
 // the object is converted as if it had no annotation; the metric counts
 // it, the log names it.
-func (p *Proxy) conversionDataIgnored(e *engine.ConversionDataError) {
-	if p.metrics != nil {
-		p.metrics.dataIgnored.WithLabelValues(e.GVK.Group, e.GVK.Version, e.Resource).Inc()
-	}
-	key := e.GVK.String() + "|" + e.Resource + "|" + e.Namespace + "/" + e.Name + "|" + e.ResourceVersion
-	if _, seen := p.dataWarn.seen.Get(key); seen {
+func (e *Emulator) conversionDataIgnored(bad *engine.ConversionDataError) {
+	e.dataIgnored.WithLabelValues(bad.GVK.Group, bad.GVK.Version, bad.Resource).Inc()
+	key := bad.GVK.String() + "|" + bad.Resource + "|" + bad.Namespace + "/" + bad.Name + "|" + bad.ResourceVersion
+	if _, seen := e.dataWarn.seen.Get(key); seen {
 		return
 	}
-	p.dataWarn.seen.Add(key, nil)
-	if !p.dataWarn.lines.Allow() {
+	e.dataWarn.seen.Add(key, nil)
+	if !e.dataWarn.lines.Allow() {
 		return
 	}
-	reason := e.Err.Error()
+	reason := bad.Err.Error()
 	if len(reason) > maxReasonBytes {
 		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "..."
 	}
-	p.log.Warn("version emulation: ignoring an object's round-trip annotation; it is converted as if it had none",
-		"group", e.GVK.Group, "version", e.GVK.Version, "resource", e.Resource,
-		"namespace", e.Namespace, "name", e.Name, "resourceVersion", e.ResourceVersion, "reason", reason)
+	e.log.Warn("version emulation: ignoring an object's round-trip annotation; it is converted as if it had none",
+		"group", bad.GVK.Group, "version", bad.GVK.Version, "resource", bad.Resource,
+		"namespace", bad.Namespace, "name", bad.Name, "resourceVersion", bad.ResourceVersion, "reason", reason)
 }
