@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	gojson "github.com/goccy/go-json"
 	"maps"
@@ -214,42 +215,180 @@ func fromData(v any) (maybe, error) {
 }
 
 func (st *nativeState) value(ctx context.Context, op *rules.Op) error {
+	if op.CreatesParents() {
+		return st.set(ctx, op)
+	}
 	d, _ := st.read[op.Key].(map[string]any)
 	for _, q := range candidates(st.obj, op.PathElems) {
-		fail := func(err error) error { return &StepError{Op: op, Path: rules.ConcretePathString(q), Err: err} }
 		x := get(st.obj, q)
-		var y maybe
-		var err error
-		used := false
-		if len(d) > 0 {
-			if raw, ok := d[rules.ConcretePathString(q)]; ok && raw != nil {
-				s, err := fromData(raw)
-				if err != nil {
-					return fail(err)
-				}
-				rs, err := applyFn(ctx, op.R, s)
-				if err != nil {
-					return fail(err)
-				}
-				if rs.equal(x) {
-					y, used = s, true
-				}
-			}
+		y, err := st.image(ctx, op, d, q, x)
+		if err == nil {
+			err = put(st.obj, q, y)
 		}
-		if !used {
-			if y, err = applyFn(ctx, op.F, x); err != nil {
-				return fail(err)
-			}
-		}
-		back, err := applyFn(ctx, op.R, y)
 		if err != nil {
-			return fail(err)
+			return &StepError{Op: op, Path: rules.ConcretePathString(q), Err: err}
 		}
-		if !back.equal(x) {
-			st.keep(op.Key, rules.ConcretePathString(q), x)
+	}
+	return nil
+}
+
+// image is what a value step makes of x, the maybe-value at the concrete
+// path q: the other direction's data when R of it gives x back (the field
+// was not changed since), else F of x. It keeps x in round-trip data when R
+// of the image does not give x back.
+func (st *nativeState) image(ctx context.Context, op *rules.Op, d map[string]any, q []any, x maybe) (maybe, error) {
+	y, used, err := fromOther(ctx, op, d, q, x)
+	if err != nil {
+		return maybe{}, err
+	}
+	if !used {
+		if y, err = applyFn(ctx, op.F, x); err != nil {
+			return maybe{}, err
+		}
+	}
+	back, err := applyFn(ctx, op.R, y)
+	if err != nil {
+		return maybe{}, err
+	}
+	if !back.equal(x) {
+		st.keep(op.Key, rules.ConcretePathString(q), x)
+	}
+	return y, nil
+}
+
+// fromOther returns what the other direction kept for the field at q, if R
+// of it gives x back.
+func fromOther(ctx context.Context, op *rules.Op, d map[string]any, q []any, x maybe) (maybe, bool, error) {
+	if len(d) == 0 {
+		return maybe{}, false, nil
+	}
+	raw, ok := d[rules.ConcretePathString(q)]
+	if !ok || raw == nil {
+		return maybe{}, false, nil
+	}
+	s, err := fromData(raw)
+	if err != nil {
+		return maybe{}, false, err
+	}
+	rs, err := applyFn(ctx, op.R, s)
+	if err != nil || !rs.equal(x) {
+		return maybe{}, false, err
+	}
+	return s, true, nil
+}
+
+// set is mvp_set: a value step whose field may lie under missing objects.
+// Writing a value creates the missing objects after the path's last
+// wildcard or index (a parent holding anything but an object or null is an
+// error). Where R writes the field from nothing, removing the field removes
+// the objects that leaves empty and puts back an empty or null parent that
+// round-trip data names; where F does, such a parent, which the way back
+// would remove, is kept in round-trip data.
+func (st *nativeState) set(ctx context.Context, op *rules.Op) error {
+	b := tail(op.PathElems)
+	fMakes, rMakes := op.F.Kind == rules.FnConst, op.R.Kind == rules.FnConst
+	d, _ := st.read[op.Key].(map[string]any)
+	for _, q := range sites(st.obj, op.PathElems) {
+		x := get(st.obj, q)
+		y, err := st.image(ctx, op, d, q, x)
+		if err == nil {
+			err = st.setAt(op, d, q, b, x, y, fMakes, rMakes)
+		}
+		if err != nil {
+			return &StepError{Op: op, Path: rules.ConcretePathString(q), Err: err}
+		}
+	}
+	return nil
+}
+
+// setAt changes the field at q from x to y for set.
+func (st *nativeState) setAt(op *rules.Op, d map[string]any, q []any, b int, x, y maybe, fMakes, rMakes bool) error {
+	switch {
+	case y.present:
+		if why, ok := blocked(st.obj, q, b); ok {
+			return errors.New(why)
+		}
+		var before []maybe
+		if !x.present && fMakes {
+			before = parentsBefore(st.obj, q, b)
 		}
 		if err := put(st.obj, q, y); err != nil {
-			return fail(err)
+			return err
+		}
+		if before != nil {
+			st.keepRemovedParent(op.Key, q, b, before)
+		}
+	case x.present:
+		if err := put(st.obj, q, maybe{}); err != nil {
+			return err
+		}
+		if rMakes {
+			prune(st.obj, q, q[:b])
+			return restoreParents(st.obj, d, q, b)
+		}
+	}
+	return nil
+}
+
+// parentsBefore records the parents q[:n] of q after position b as they
+// are before a write; the empty ones, which the write may fill in place,
+// are copied.
+func parentsBefore(obj map[string]any, q []any, b int) []maybe {
+	if len(q) <= b+1 {
+		return nil // no parent a set step may create
+	}
+	before := make([]maybe, len(q))
+	for n := b + 1; n < len(q); n++ {
+		m := get(obj, q[:n])
+		if m.present && emptyish(m.v) {
+			m.v = rules.DeepCopyJSON(m.v)
+		}
+		before[n] = m
+	}
+	return before
+}
+
+// keepRemovedParent keeps, after a write at q, the topmost parent that was
+// there before and that removing q again would remove with the objects it
+// leaves empty: those holding nothing but the way to q.
+func (st *nativeState) keepRemovedParent(key string, q []any, b int, before []maybe) {
+	n := len(q) - 1
+	for n > b {
+		if m, ok := getpath(st.obj, q[:n]).(map[string]any); !ok || len(m) != 1 {
+			break
+		}
+		n--
+	}
+	for n++; n < len(q); n++ {
+		if before[n].present {
+			st.keep(key, rules.ConcretePathString(q[:n]), before[n])
+			return
+		}
+	}
+}
+
+// restoreParents puts back, after removing q and the objects that left
+// empty, the parents that round-trip data names: only where one is now
+// absent, and only empty objects or null, as nothing else is kept for them.
+func restoreParents(obj map[string]any, d map[string]any, q []any, b int) error {
+	if len(d) == 0 {
+		return nil
+	}
+	for n := b + 1; n < len(q); n++ {
+		raw, ok := d[rules.ConcretePathString(q[:n])]
+		if !ok || raw == nil {
+			continue
+		}
+		s, err := fromData(raw)
+		if err != nil {
+			return err
+		}
+		if !s.present || !emptyish(s.v) || get(obj, q[:n]).present {
+			continue
+		}
+		s.v = rules.DeepCopyJSON(s.v)
+		if err := put(obj, q[:n], s); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -288,6 +427,9 @@ func (st *nativeState) move(op *rules.Op) error {
 				m.v = rules.DeepCopyJSON(m.v)
 			}
 			before[n] = m
+		}
+		if why, ok := blocked(st.obj, t, 1); ok {
+			return &StepError{Op: op, Path: rules.ConcretePathString(t), Err: errors.New(why)}
 		}
 		v := get(st.obj, q)
 		if err := put(st.obj, t, v); err != nil {
@@ -633,6 +775,67 @@ func candidates(obj map[string]any, p []any) [][]any {
 		}
 	}
 	return out
+}
+
+// tail is mvp_tail: the length of pattern p up to its last wildcard or
+// index; the keys after it name objects a set step may create.
+func tail(p []any) int {
+	for i := len(p) - 1; i >= 0; i-- {
+		if _, isKey := p[i].(string); !isKey {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// sites is mvp_sites: the keys after the last wildcard or index of p under
+// every match of what comes before, present or not, except under a null
+// list item.
+func sites(obj map[string]any, p []any) [][]any {
+	b := tail(p)
+	matches := expand(obj, p[:b], len(p)-b)
+	out := matches[:0]
+	for _, m := range matches {
+		if b > 0 && getpath(obj, m) == nil {
+			continue
+		}
+		out = append(out, append(m, p[b:]...))
+	}
+	return out
+}
+
+// blocked is mvp_blocked: why nothing can be written at q: its first
+// parent, from position from on, that holds something other than null or
+// the object or array the next step of q needs.
+func blocked(obj map[string]any, q []any, from int) (why string, ok bool) {
+	var v any = obj
+	for n := 1; n < len(q); n++ {
+		m := get(v, q[n-1:n])
+		if !m.present || m.v == nil {
+			return "", false
+		}
+		v = m.v
+		if n < from {
+			continue
+		}
+		_, isMap := v.(map[string]any)
+		_, isList := v.([]any)
+		switch _, wantMap := q[n].(string); {
+		case wantMap && !isMap:
+			return fmt.Sprintf("%s is %s, not an object", rules.ConcretePathString(q[:n]), withArticle(rules.TypeName(v))), true
+		case !wantMap && !isList:
+			return fmt.Sprintf("%s is %s, not an array", rules.ConcretePathString(q[:n]), withArticle(rules.TypeName(v))), true
+		}
+	}
+	return "", false
+}
+
+// withArticle is mvp_article: a type name with its article.
+func withArticle(typ string) string {
+	if typ == "object" || typ == "array" {
+		return "an " + typ
+	}
+	return "a " + typ
 }
 
 func getpath(v any, q []any) any {

@@ -372,7 +372,20 @@ func (op *Op) jq() string {
 	case OpObject:
 		return fmt.Sprintf("mvp_object(%s; (\n%s\n\n); (\n%s\n\n))", key, op.F.Expr, op.R.Expr)
 	}
-	return fmt.Sprintf("mvp_step(%s; %s; %s; %s)", key, op.Path.jqSteps(), op.F.jq(), op.R.jq())
+	step := "mvp_step"
+	if op.CreatesParents() {
+		step = "mvp_set"
+	}
+	return fmt.Sprintf("%s(%s; %s; %s; %s)", step, key, op.Path.jqSteps(), op.F.jq(), op.R.jq())
+}
+
+// CreatesParents reports whether the step is a set (in either direction),
+// whose field may lie under missing objects: writing it creates the missing
+// objects after the path's last wildcard or index, and removing it removes
+// the objects that leaves empty (mvp_set in rules/mvp.jq). Other value steps
+// change fields only under parents that exist.
+func (op *Op) CreatesParents() bool {
+	return op.Kind == OpValue && (op.F.Kind == FnConst || op.R.Kind == FnConst)
 }
 
 // jq renders a value function as a jq filter on a maybe-value.

@@ -158,6 +158,21 @@ def mvp_prune($q; $t):
   | reduce range(($q | length) - 1; $common; -1) as $n (.;
       if ($q[$n - 1] | type) == "string" and getpath($q[:$n]) == {} then delpaths([$q[:$n]]) else . end);
 
+# mvp_article: a type name with its article.
+def mvp_article: (if . == "object" or . == "array" then "an " else "a " end) + .;
+
+# mvp_blocked($q; $from): why nothing can be written at $q: its first
+# parent, from position $from on, that holds something other than null or
+# the object or array the next step of $q needs; null if there is none.
+def mvp_blocked($q; $from):
+  . as $o
+  | first(range([$from, 1] | max; $q | length) as $n
+      | (if ($q[$n] | type) == "string" then "object" else "array" end) as $want
+      | ($o | mvp_get($q[:$n])) as $v
+      | select($v != [] and $v[0] != null and ($v[0] | type) != $want)
+      | "\($q[:$n] | mvp_pathstr) is \($v[0] | type | mvp_article), not \($want | mvp_article)"
+    ) // null;
+
 # mvp_move($i; $from; $to): rename/move every match of $from to $to. A value
 # already at the target is kept in round-trip data; data left at the source
 # by the other direction is put back.
@@ -175,6 +190,8 @@ def mvp_move($i; $from; $to):
       | mvp_common($q; $t) as $c
       | (.o | mvp_get($t)) as $prev
       | (if $prev != [] then .w[$i][$t | mvp_pathstr] = $prev else . end)
+      | (.o | mvp_blocked($t; 1)) as $why
+      | (if $why != null then $why | mvp_fail($i; $t | mvp_pathstr) else . end)
       | .o as $before
       | (.o | getpath($q)) as $v
       | .o |= (setpath($t; $v) | delpaths([$q]) | mvp_prune($q; $t))
@@ -189,6 +206,58 @@ def mvp_move($i; $from; $to):
           | if $d[$pk] != null and ((.o | mvp_get($q[:$n])) | . == [] or (.[0] | mvp_empty))
             then .o |= mvp_put($q[:$n]; $d[$pk]) else . end)
       | if $d[$k] != null then .o |= mvp_put($q; $d[$k]) else . end);
+
+# mvp_tail($p): the length of pattern $p up to its last wildcard or index.
+# The keys after it name the objects a set step may create; list items are
+# never created.
+def mvp_tail($p): [range(0; $p | length) | select($p[.] | type != "string") | . + 1] | max // 0;
+
+# mvp_sites($p): where a set step reads and writes: the keys after the last
+# wildcard or index of $p under every match of what comes before, present
+# or not, except under a null list item.
+def mvp_sites($p):
+  mvp_tail($p) as $b | . as $o
+  | mvp_expand($p[:$b]) | select(. as $m | $b == 0 or ($o | getpath($m)) != null) | . + $p[$b:];
+
+# mvp_set($i; $p; f; r): mvp_step for set, whose paths may lead through
+# missing objects. Writing a value creates the missing objects after the
+# last wildcard or index of $p; a parent that holds anything else but null
+# is an error. Where r writes the field from nothing (the other direction
+# sets it), removing the field also removes the objects that leaves empty,
+# and an empty or null parent that was there is put back from round-trip
+# data, which the direction where f writes from nothing keeps for it.
+def mvp_set($i; $p; f; r):
+  mvp_tail($p) as $b
+  | (([] | f) != []) as $fmake
+  | (([] | r) != []) as $rmake
+  | .d[$i] as $d
+  | reduce (.o | mvp_sites($p)) as $q (.;
+      ($q | mvp_pathstr) as $k
+      | (.o | mvp_get($q)) as $x
+      | $d[$k] as $s
+      | (if $s != null and ($s | r) == $x then $s else ($x | f) end) as $y
+      | (if ($y | r) != $x then .w[$i][$k] = $x else . end)
+      | if $y != [] then
+          (.o | mvp_blocked($q; $b)) as $why
+          | (if $why != null then $why | mvp_fail($i; $k) else . end)
+          | .o as $before
+          | .o |= setpath($q; $y[0])
+          | if $x == [] and $fmake then
+              (.o | delpaths([$q]) | mvp_prune($q; $q[:$b])) as $back
+              | (first(range($b + 1; $q | length) | $q[:.]
+                  | select(. as $pp | (($before | mvp_get($pp)) == []) != (($back | mvp_get($pp)) == []))) // null) as $pp
+              | if $pp != null then .w[$i][$pp | mvp_pathstr] = ($before | mvp_get($pp)) else . end
+            else . end
+        elif $x != [] then
+          .o |= delpaths([$q])
+          | if $rmake then
+              .o |= mvp_prune($q; $q[:$b])
+              | reduce range($b + 1; $q | length) as $n (.;
+                  $d[($q[:$n] | mvp_pathstr)] as $e
+                  | if $e != null and ($e | length) == 1 and ($e[0] | mvp_empty) and (.o | mvp_get($q[:$n])) == []
+                    then .o |= setpath($q[:$n]; $e[0]) else . end)
+            else . end
+        else . end);
 
 # mvp_begin($rule): split the object from this rule's round-trip data.
 def mvp_begin($rule):

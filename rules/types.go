@@ -92,7 +92,8 @@ const (
 	ActionRemove Action = "remove"
 	// ActionNewField drops Path in reverse: a field that only ToVersion has.
 	ActionNewField Action = "newField"
-	// ActionSet sets Path to the constant Value forward.
+	// ActionSet sets Path to the constant Value forward, creating missing
+	// parent objects; reverse removes it and the objects that leaves empty.
 	ActionSet Action = "set"
 	// ActionConvertType converts the value at Path to Type (forward) and to
 	// FromType (reverse).

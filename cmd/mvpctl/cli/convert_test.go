@@ -147,3 +147,59 @@ func TestConvert_ContinueOnErrorWritesEveryObject(t *testing.T) {
 		t.Errorf("List without --continue-on-error: exit %d, output:\n%s", code, out)
 	}
 }
+
+const setParentsRules = `apiVersion: mvp.k8s.io/v1
+kind: TransformationRules
+metadata: {name: t}
+spec:
+  apiMigrationRules:
+  - apiGroup: example.com
+    resource: widgets
+    kind: Widget
+    fromVersion: v1
+    toVersion: v2
+    transformations:
+    - {path: metadata.labels.team, action: set, value: x}
+    - {path: spec.a.b, action: set, value: 1}
+`
+
+// set creates the missing parents of its path (metadata.labels, spec.a);
+// the way back removes them and gives the input back, keeping the empty
+// spec the input had.
+func TestConvert_SetCreatesMissingParents(t *testing.T) {
+	rules := writeFile(t, "r.yaml", setParentsRules)
+	in := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {}\n"
+	want := `apiVersion: example.com/v2
+kind: Widget
+metadata:
+  annotations:
+    mvp.k8s.io/conversion-data: '{"$created":["annotations"],"widgets.example.com/v1->v2":{"1":{"spec":[{}]}}}'
+  labels:
+    team: x
+  name: w
+spec:
+  a:
+    b: 1
+`
+	for _, ex := range []string{"native", "jq"} {
+		code, out, errOut := run(t, in, "convert", "-f", "-", "--rules", rules, "--engine", ex, "--output-version", "example.com/v2")
+		if code != 0 || out != want {
+			t.Fatalf("--engine %s: exit %d, stderr %s, output:\n%s\nwant:\n%s", ex, code, errOut, out, want)
+		}
+		code, back, errOut := run(t, out, "convert", "-f", "-", "--rules", rules, "--engine", ex, "--output-version", "example.com/v1")
+		if code != 0 || jsonOf(t, readObjects(t, back)) != jsonOf(t, readObjects(t, in)) {
+			t.Errorf("--engine %s: back: exit %d, stderr %s, output:\n%s", ex, code, errOut, back)
+		}
+	}
+	_, src, _ := run(t, "", "compile", "--direction", "forward", rules)
+	if !strings.Contains(src, "\n| mvp_set(\"1\"; [\"spec\",\"a\",\"b\"]; [1]; [])\n") {
+		t.Errorf("compiled program lacks the set step as one readable line:\n%s", src)
+	}
+
+	blocked := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {a: 5}\n"
+	code, out, errOut := run(t, blocked, "convert", "-f", "-", "--rules", rules, "--output-version", "example.com/v2")
+	wantErr := "error: <stdin>:1: converting Widget w (example.com/v1) forward by rule widgets.example.com/v1->v2: transformations[1] (set spec.a.b) at spec.a.b: spec.a is a number, not an object\n"
+	if code != exitFailure || out != "" || !strings.HasPrefix(errOut, wantErr) {
+		t.Errorf("parent not an object: exit %d, stdout %q, stderr:\n%s\nwant it to start with:\n%s", code, out, errOut, wantErr)
+	}
+}
