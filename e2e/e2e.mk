@@ -3,6 +3,7 @@
 
 # Kubernetes versions to build and test, oldest first.
 E2E_VERSIONS   ?= v1.35.4,v1.36.3
+comma := ,
 # Bound for the whole e2e test run.
 E2E_TIMEOUT    ?= 30m
 # Extra flags for go test, e.g. E2E_TESTFLAGS='-run Baseline -v'.
@@ -12,12 +13,17 @@ E2E_TESTFLAGS  ?=
 E2E_SOAK_DURATION ?= 10m
 E2E_SOAK_TIMEOUT  ?= 40m
 
-.PHONY: e2e-bins e2e e2e-dumps soak
+.PHONY: e2e-bins e2e-bins-convert e2e e2e-dumps soak
 
 # Builds etcd, kube-apiserver and kubectl into the cache
 # ($MVPCTL_E2E_CACHE, else $XDG_CACHE_HOME/mvpctl-e2e); skips what is there.
 e2e-bins:
 	cd e2e && $(GO) run ./cmd/e2e-bins -versions '$(E2E_VERSIONS)'
+
+# kubectl-convert of the first E2E_VERSIONS release, for `make compare-convert`
+# (not in e2e-bins: the suite does not need it).
+e2e-bins-convert:
+	cd e2e && $(GO) run ./cmd/e2e-bins -versions '$(firstword $(subst $(comma), ,$(E2E_VERSIONS)))' -components kubectl-convert
 
 # Packages run one at a time (-p 1): each starts its own control planes, and
 # on a 2-core CI machine concurrent ones would skew the timing-sensitive
