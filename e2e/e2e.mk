@@ -13,7 +13,7 @@ E2E_TESTFLAGS  ?=
 E2E_SOAK_DURATION ?= 10m
 E2E_SOAK_TIMEOUT  ?= 40m
 
-.PHONY: e2e-bins e2e-bins-convert e2e e2e-dumps soak
+.PHONY: e2e-bins e2e-bins-convert e2e e2e-dumps soak compare-convert
 
 # Builds etcd, kube-apiserver and kubectl into the cache
 # ($MVPCTL_E2E_CACHE, else $XDG_CACHE_HOME/mvpctl-e2e); skips what is there.
@@ -41,3 +41,12 @@ e2e-dumps: e2e-bins
 # MVPCTL_E2E_SOAK_REPORT=path writes the figures as Markdown.
 soak: e2e-bins
 	cd e2e && MVPCTL_E2E_SOAK=1 MVPCTL_E2E_SOAK_DURATION=$(E2E_SOAK_DURATION) $(GO) test -count=1 -timeout $(E2E_SOAK_TIMEOUT) -run 'TestProxy_Soak$$' -v ./proxy/
+
+# mvpctl convert against kubectl-convert (BENCHMARKS.md): outputs compared on
+# the corpus (testdata/oracle's hand-written inputs of every old version the
+# built-in rules convert), then CPU and wall time in interleaved rounds.
+# COMPARE_FLAGS, e.g. '-rounds 3 -keep /tmp/cc', go to e2e/cmd/convert-compare.
+COMPARE_FLAGS ?=
+compare-convert: build e2e-bins-convert
+	cd e2e && $(GO) run ./cmd/convert-compare -mvpctl ../$(BIN)/mvpctl \
+	  -kubernetes-version '$(firstword $(subst $(comma), ,$(E2E_VERSIONS)))' $(COMPARE_FLAGS)
