@@ -13,7 +13,7 @@ E2E_TESTFLAGS  ?=
 E2E_SOAK_DURATION ?= 10m
 E2E_SOAK_TIMEOUT  ?= 40m
 
-.PHONY: e2e-bins e2e-bins-convert e2e e2e-dumps soak compare-convert
+.PHONY: e2e-bins e2e-bins-convert e2e e2e-dumps soak compare-convert bench-scan
 
 # Builds etcd, kube-apiserver and kubectl into the cache
 # ($MVPCTL_E2E_CACHE, else $XDG_CACHE_HOME/mvpctl-e2e); skips what is there.
@@ -50,3 +50,10 @@ COMPARE_FLAGS ?=
 compare-convert: build e2e-bins-convert
 	cd e2e && $(GO) run ./cmd/convert-compare -mvpctl ../$(BIN)/mvpctl \
 	  -kubernetes-version '$(firstword $(subst $(comma), ,$(E2E_VERSIONS)))' $(COMPARE_FLAGS)
+
+# mvpctl scan -R on 10,000 manifests in a nested tree, against a walker that
+# only reads the files and `mvpctl version`, in interleaved rounds
+# (BENCHMARKS.md). SCAN_SCALE_FLAGS go to e2e/cmd/scan-scale.
+SCAN_SCALE_FLAGS ?=
+bench-scan: build
+	cd e2e && $(GO) run ./cmd/scan-scale -mvpctl ../$(BIN)/mvpctl $(SCAN_SCALE_FLAGS)
