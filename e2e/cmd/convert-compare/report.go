@@ -43,7 +43,7 @@ func (t *tools) versions(ctx context.Context) (string, error) {
 			}
 		}
 	}
-	return fmt.Sprintf("mvpctl %s; kubectl-convert built from k8s.io/kubernetes %s; %s",
+	return fmt.Sprintf("%s; kubectl-convert built from k8s.io/kubernetes %s; %s",
 		firstLine(res.Stdout), kube, runtime.Version()), nil
 }
 
@@ -94,6 +94,9 @@ func (r *report) timingTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nSeconds per round, summed over the workload's processes: median (range) of %d interleaved rounds; ratios are the median (range) of the per-round ratios.\n",
 		len(r.timings[0].cpu[mvpctl]))
+	if len(r.timings) == 2 {
+		r.fit(w)
+	}
 	for _, wl := range r.timings {
 		for _, d := range wl.dropped {
 			fmt.Fprintf(w, "Left out of %q: %s\n", wl.name, d)
@@ -107,4 +110,29 @@ func seconds(s measure.Stats) string {
 
 func ratio(s measure.Stats) string {
 	return fmt.Sprintf("×%.2f (%.2f–%.2f)", s.Median, s.Min, s.Max)
+}
+
+// fit splits each tool's median CPU into a cost per process (start-up) and
+// a cost per object, solving cpu = a·processes + b·objects for the two
+// workloads, which have different numbers of each.
+func (r *report) fit(w io.Writer) {
+	p1, o1 := float64(len(r.timings[0].jobs)), float64(r.timings[0].objects())
+	p2, o2 := float64(len(r.timings[1].jobs)), float64(r.timings[1].objects())
+	det := p1*o2 - p2*o1
+	if det == 0 {
+		return
+	}
+	var per [2]float64
+	fmt.Fprint(w, "Fitted to the two workloads' median CPU (cpu = start-up × processes + cost × objects):")
+	for _, which := range []tool{mvpctl, kubectlConvert} {
+		c1 := measure.Summarise(r.timings[0].cpu[which]).Median
+		c2 := measure.Summarise(r.timings[1].cpu[which]).Median
+		a, b := (c1*o2-c2*o1)/det, (p1*c2-p2*c1)/det
+		per[which] = b
+		fmt.Fprintf(w, " %s %.0f ms per process and %.0f µs per object;", which, a*1e3, b*1e6)
+	}
+	if per[kubectlConvert] > 0 {
+		fmt.Fprintf(w, " per object, mvpctl / kubectl-convert ×%.2f.", per[mvpctl]/per[kubectlConvert])
+	}
+	fmt.Fprintln(w)
 }

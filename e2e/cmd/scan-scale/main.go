@@ -13,7 +13,7 @@
 // the status its version has.
 //
 //	make bench-scan
-//	go run ./cmd/scan-scale [-mvpctl ../bin/mvpctl] [-n 10000] [-rounds 3] [-report FILE] [-keep DIR]
+//	go run ./cmd/scan-scale [-mvpctl ../bin/mvpctl] [-n 10000] [-rounds 5] [-report FILE] [-keep DIR]
 package main
 
 import (
@@ -59,7 +59,7 @@ func main() {
 	flag.StringVar(&o.mvpctl, "mvpctl", "../bin/mvpctl", "mvpctl binary")
 	flag.StringVar(&o.repo, "repo", "..", "root of the mvpctl checkout (testdata/oracle)")
 	flag.IntVar(&o.n, "n", 10000, "manifests in the tree, one per file (at most 200,000)")
-	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds (at most 20)")
+	flag.IntVar(&o.rounds, "rounds", 5, "interleaved rounds (at most 20)")
 	flag.StringVar(&o.kubernetesVersion, "kubernetes-version", "", "scan's --kubernetes-version (default: scan's own)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "bound on the whole run")
 	flag.DurationVar(&o.processTimeout, "process-timeout", 5*time.Minute, "bound on one process")
