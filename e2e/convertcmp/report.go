@@ -85,7 +85,7 @@ func WriteSummary(w io.Writer, results []Result) {
 }
 
 // maxPaths bounds the paths listed per class and old version.
-const maxPaths = 12
+const maxPaths = 40
 
 // WriteDifferences writes, per old version, every class of difference with
 // the fields it touched (list indices generalised), how many manifests

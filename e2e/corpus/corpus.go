@@ -289,7 +289,9 @@ func (c *Corpus) Write(dir string) ([]string, error) {
 }
 
 // BlockYAML re-writes a JSON (or flow YAML) document as block YAML, as
-// manifests are written by hand, keeping the order of keys.
+// manifests are written by hand, keeping the order of keys. Strings are
+// plain unless YAML 1.1, which kubectl and mvpctl read, would take them for
+// something else (yes, on, 0755): yaml.v3 quotes only for YAML 1.2.
 func BlockYAML(data []byte) ([]byte, error) {
 	var doc yamlv3.Node
 	if err := yamlv3.Unmarshal(data, &doc); err != nil {
@@ -298,6 +300,9 @@ func BlockYAML(data []byte) ([]byte, error) {
 	var plain func(n *yamlv3.Node)
 	plain = func(n *yamlv3.Node) {
 		n.Style = 0 // quoted only where a plain scalar would read as another type
+		if n.Kind == yamlv3.ScalarNode && n.Tag == "!!str" && !readsAsString(n.Value) {
+			n.Style = yamlv3.DoubleQuotedStyle
+		}
 		for _, c := range n.Content {
 			plain(c)
 		}
@@ -313,4 +318,19 @@ func BlockYAML(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// readsAsString says whether s, written as a plain scalar, reads back as the
+// string s through sigs.k8s.io/yaml.
+func readsAsString(s string) bool {
+	js, err := yaml.YAMLToJSON([]byte("v: " + s))
+	if err != nil {
+		return false
+	}
+	var v map[string]any
+	if err := json.Unmarshal(js, &v); err != nil {
+		return false
+	}
+	got, ok := v["v"].(string)
+	return ok && got == s
 }

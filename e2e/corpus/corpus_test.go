@@ -1,12 +1,15 @@
 package corpus
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 )
 
 var testRules = []Rule{
@@ -92,6 +95,33 @@ func TestReadOracle(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "extensions", Version: "v1beta1", Kind: "Ingress"}
 	if c.Version(gvk) == nil || c.Version(gvk.GroupVersion().WithKind("Deployment")) != nil {
 		t.Error("Version does not find what the rules convert, or finds what they do not")
+	}
+}
+
+// Strings that YAML 1.1 reads as booleans or numbers stay strings through
+// BlockYAML and sigs.k8s.io/yaml, as kubectl-convert and mvpctl read them.
+func TestBlockYAML_YAML11(t *testing.T) {
+	in := `{"labels": {"a": "yes", "b": "on", "c": "N", "d": "0755", "e": "1_000", "f": "12:30", "g": "plain", "h": "two\nlines"}}`
+	y, err := BlockYAML([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want any
+	if err := json.Unmarshal(js, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(in), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %v, want %v; YAML:\n%s", got, want, y)
+	}
+	if !strings.Contains(string(y), "g: plain\n") {
+		t.Errorf("a plain string was quoted:\n%s", y)
 	}
 }
 
