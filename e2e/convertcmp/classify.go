@@ -3,6 +3,7 @@ package convertcmp
 import (
 	"bytes"
 	"slices"
+	"strings"
 )
 
 // Class says why the two outputs differ at a path.
@@ -125,6 +126,14 @@ const (
 	NotConverted Outcome = "not converted by kubectl-convert"
 	Failed       Outcome = "failed"
 )
+
+// NotInScheme says whether kubectl-convert's error is that its scheme has
+// no such kind: it knows Kubernetes' built-in groups only, not
+// apiextensions.k8s.io or apiregistration.k8s.io (apimachinery's
+// notRegisteredErr).
+func NotInScheme(msg string) bool {
+	return strings.Contains(msg, "no kind ") && strings.Contains(msg, " is registered for version ")
+}
 
 // Verdict compares two outputs' text and findings: Identical when the bytes
 // are, SameValues when there is no finding, Explained when no finding is a

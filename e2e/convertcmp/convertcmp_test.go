@@ -238,3 +238,14 @@ func TestDecode(t *testing.T) {
 		}
 	}
 }
+
+func TestNotInScheme(t *testing.T) {
+	msg := `kubectl-convert exit 1: error: unable to decode "crd.yaml": no kind "CustomResourceDefinition" is registered for version "apiextensions.k8s.io/v1beta1" in scheme "pkg/api/legacyscheme/scheme.go:30"`
+	if !NotInScheme(msg) {
+		t.Errorf("NotInScheme(%q) = false", msg)
+	}
+	other := `kubectl-convert exit 1: error: unable to decode "x.yaml": json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string`
+	if NotInScheme(other) {
+		t.Errorf("NotInScheme(%q) = true", other)
+	}
+}

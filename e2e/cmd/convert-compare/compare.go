@@ -111,10 +111,8 @@ func (t *tools) compare(ctx context.Context, v *corpus.OldVersion, m corpus.Mani
 	out := func(name string) string { return filepath.Join(dir, name) }
 	kText, err := t.convert(ctx, kubectlConvert, file, v.Target, out("kubectl-convert.yaml"))
 	if err != nil {
-		// kubectl-convert's scheme has Kubernetes' built-in groups only, not
-		// apiextensions.k8s.io or apiregistration.k8s.io.
 		res.Outcome, res.Detail = convertcmp.Failed, err.Error()
-		if strings.Contains(res.Detail, "is registered for version") {
+		if convertcmp.NotInScheme(res.Detail) {
 			res.Outcome = convertcmp.NotConverted
 		}
 		return res
