@@ -3,6 +3,7 @@
 
 # Kubernetes versions to build and test, oldest first.
 E2E_VERSIONS   ?= v1.35.4,v1.36.3
+comma := ,
 # Bound for the whole e2e test run.
 E2E_TIMEOUT    ?= 30m
 # Extra flags for go test, e.g. E2E_TESTFLAGS='-run Baseline -v'.
@@ -12,12 +13,17 @@ E2E_TESTFLAGS  ?=
 E2E_SOAK_DURATION ?= 10m
 E2E_SOAK_TIMEOUT  ?= 40m
 
-.PHONY: e2e-bins e2e e2e-dumps soak
+.PHONY: e2e-bins e2e-bins-convert e2e e2e-dumps soak compare-convert bench-scan
 
 # Builds etcd, kube-apiserver and kubectl into the cache
 # ($MVPCTL_E2E_CACHE, else $XDG_CACHE_HOME/mvpctl-e2e); skips what is there.
 e2e-bins:
 	cd e2e && $(GO) run ./cmd/e2e-bins -versions '$(E2E_VERSIONS)'
+
+# kubectl-convert of the first E2E_VERSIONS release, for `make compare-convert`
+# (not in e2e-bins: the suite does not need it).
+e2e-bins-convert:
+	cd e2e && $(GO) run ./cmd/e2e-bins -versions '$(firstword $(subst $(comma), ,$(E2E_VERSIONS)))' -components kubectl-convert
 
 # Packages run one at a time (-p 1): each starts its own control planes, and
 # on a 2-core CI machine concurrent ones would skew the timing-sensitive
@@ -35,3 +41,19 @@ e2e-dumps: e2e-bins
 # MVPCTL_E2E_SOAK_REPORT=path writes the figures as Markdown.
 soak: e2e-bins
 	cd e2e && MVPCTL_E2E_SOAK=1 MVPCTL_E2E_SOAK_DURATION=$(E2E_SOAK_DURATION) $(GO) test -count=1 -timeout $(E2E_SOAK_TIMEOUT) -run 'TestProxy_Soak$$' -v ./proxy/
+
+# mvpctl convert against kubectl-convert (BENCHMARKS.md): outputs compared on
+# the corpus (testdata/oracle's hand-written inputs of every old version the
+# built-in rules convert), then CPU and wall time in interleaved rounds.
+# COMPARE_FLAGS, e.g. '-rounds 3 -keep /tmp/cc', go to e2e/cmd/convert-compare.
+COMPARE_FLAGS ?=
+compare-convert: build e2e-bins-convert
+	cd e2e && $(GO) run ./cmd/convert-compare -mvpctl ../$(BIN)/mvpctl \
+	  -kubernetes-version '$(firstword $(subst $(comma), ,$(E2E_VERSIONS)))' $(COMPARE_FLAGS)
+
+# mvpctl scan -R on 10,000 manifests in a nested tree, against a walker that
+# only reads the files and `mvpctl version`, in interleaved rounds
+# (BENCHMARKS.md). SCAN_SCALE_FLAGS go to e2e/cmd/scan-scale.
+SCAN_SCALE_FLAGS ?=
+bench-scan: build
+	cd e2e && $(GO) run ./cmd/scan-scale -mvpctl ../$(BIN)/mvpctl $(SCAN_SCALE_FLAGS)

@@ -1,6 +1,7 @@
 // Package bins builds and locates the real control-plane binaries the e2e
 // suite runs: etcd and, for each Kubernetes version, kube-apiserver and
-// kubectl. Each is built from its published Go module through a pinned build
+// kubectl, and on demand kubectl-convert (for comparisons of mvpctl convert
+// with it, not for the suite). Each is built from its published Go module through a pinned build
 // module under e2e/build (go.mod and go.sum are committed), so nothing but
 // the Go toolchain and the Go module proxy is needed.
 //
@@ -27,11 +28,21 @@ const (
 	// DefaultEtcdVersion is the etcd built and started when none is asked for.
 	DefaultEtcdVersion = "v3.6.16"
 
-	// Etcd, KubeAPIServer and Kubectl name the components.
-	Etcd          = "etcd"
-	KubeAPIServer = "kube-apiserver"
-	Kubectl       = "kubectl"
+	// Etcd, KubeAPIServer, Kubectl and KubectlConvert name the components.
+	Etcd           = "etcd"
+	KubeAPIServer  = "kube-apiserver"
+	Kubectl        = "kubectl"
+	KubectlConvert = "kubectl-convert"
 )
+
+// DefaultComponents are the components built when none are asked for: what
+// the e2e suite runs. KubectlConvert is left out: only the convert
+// comparison needs it, and its build costs minutes of CPU on a cold cache.
+var DefaultComponents = []string{Etcd, KubeAPIServer, Kubectl}
+
+// kubernetesComponents are the components built from k8s.io/kubernetes, in
+// build order.
+var kubernetesComponents = []string{KubeAPIServer, Kubectl, KubectlConvert}
 
 // DefaultVersions are the Kubernetes versions built and started when none
 // are asked for: the two sides of a rolling upgrade, oldest first.
@@ -50,8 +61,8 @@ func CacheDir() (string, error) {
 }
 
 // Path returns where the binary of component at version lives under cache.
-// Component is [Etcd], [KubeAPIServer] or [Kubectl]; version is an etcd
-// version for Etcd and a Kubernetes version otherwise.
+// Component is [Etcd], [KubeAPIServer], [Kubectl] or [KubectlConvert];
+// version is an etcd version for Etcd and a Kubernetes version otherwise.
 func Path(cache, component, version string) string {
 	group := "kubernetes"
 	if component == Etcd {
@@ -66,7 +77,11 @@ type NotBuiltError struct {
 }
 
 func (e *NotBuiltError) Error() string {
-	return fmt.Sprintf("%s is not built: run `make e2e-bins` (or set MVPCTL_E2E_CACHE to a cache that has it)", e.Path)
+	target := "e2e-bins"
+	if filepath.Base(e.Path) == KubectlConvert {
+		target = "e2e-bins-convert"
+	}
+	return fmt.Sprintf("%s is not built: run `make %s` (or set MVPCTL_E2E_CACHE to a cache that has it)", e.Path, target)
 }
 
 // Find returns the path of component at version in the default cache, or a

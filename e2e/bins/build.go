@@ -3,6 +3,7 @@ package bins
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -24,9 +27,13 @@ type BuildOptions struct {
 	Cache string
 	// EtcdVersion is the etcd to build. Zero means [DefaultEtcdVersion].
 	EtcdVersion string
-	// Versions are the Kubernetes versions to build kube-apiserver and
-	// kubectl for. Nil means [DefaultVersions].
+	// Versions are the Kubernetes versions to build the Kubernetes
+	// components for. Nil means [DefaultVersions].
 	Versions []string
+	// Components are the components to build: [Etcd] and, for each of
+	// Versions, [KubeAPIServer], [Kubectl] or [KubectlConvert]. Nil means
+	// [DefaultComponents].
+	Components []string
 	// Force rebuilds binaries that are already in the cache.
 	Force bool
 	// Go is the go command to run. Zero means "go" from PATH.
@@ -66,6 +73,9 @@ func Build(ctx context.Context, opts BuildOptions) error {
 	if opts.Versions == nil {
 		opts.Versions = DefaultVersions
 	}
+	if opts.Components == nil {
+		opts.Components = DefaultComponents
+	}
 	if opts.Go == "" {
 		opts.Go = "go"
 	}
@@ -76,23 +86,9 @@ func Build(ctx context.Context, opts BuildOptions) error {
 		opts.Progress = 30 * time.Second
 	}
 	b := &builder{opts: opts}
-
-	targets := []target{{
-		component: Etcd,
-		version:   opts.EtcdVersion,
-		dir:       filepath.Join(opts.SourceDir, "etcd", opts.EtcdVersion),
-		pkg:       ".",
-	}}
-	for _, v := range opts.Versions {
-		dir := filepath.Join(opts.SourceDir, "kubernetes", v)
-		for _, c := range []string{KubeAPIServer, Kubectl} {
-			targets = append(targets, target{
-				component: c,
-				version:   v,
-				dir:       dir,
-				pkg:       "k8s.io/kubernetes/cmd/" + c,
-			})
-		}
+	targets, err := targetsOf(opts)
+	if err != nil {
+		return err
 	}
 
 	start := time.Now()
@@ -117,6 +113,36 @@ func Build(ctx context.Context, opts BuildOptions) error {
 		b.logf("built %d binaries in %s (largest build process: %d MiB RSS)", built, since(start), ru.Maxrss/1024)
 	}
 	return nil
+}
+
+// targetsOf lists the binaries opts names: etcd first, then each version's
+// Kubernetes components in a fixed order.
+func targetsOf(opts BuildOptions) ([]target, error) {
+	want := map[string]bool{}
+	for _, c := range opts.Components {
+		if c != Etcd && !slices.Contains(kubernetesComponents, c) {
+			return nil, fmt.Errorf("unknown component %q: want %s or one of %s", c, Etcd, strings.Join(kubernetesComponents, ", "))
+		}
+		want[c] = true
+	}
+	var targets []target
+	if want[Etcd] {
+		targets = append(targets, target{
+			component: Etcd,
+			version:   opts.EtcdVersion,
+			dir:       filepath.Join(opts.SourceDir, "etcd", opts.EtcdVersion),
+			pkg:       ".",
+		})
+	}
+	for _, v := range opts.Versions {
+		dir := filepath.Join(opts.SourceDir, "kubernetes", v)
+		for _, c := range kubernetesComponents {
+			if want[c] {
+				targets = append(targets, target{component: c, version: v, dir: dir, pkg: "k8s.io/kubernetes/cmd/" + c})
+			}
+		}
+	}
+	return targets, nil
 }
 
 type builder struct {
@@ -156,26 +182,70 @@ func (b *builder) build(ctx context.Context, t target, out string) error {
 		"build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", tmp, t.pkg); err != nil {
 		return err
 	}
-	// A binary that does not run or reports another version must not be
-	// cached under this version.
-	if t.component != Etcd {
-		args := []string{"--version"}
-		if t.component == Kubectl {
-			args = []string{"version", "--client"}
-		}
-		got, err := exec.CommandContext(ctx, tmp, args...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("%s %s: %v: %s", tmp, strings.Join(args, " "), err, got)
-		}
-		if !strings.Contains(string(got), t.version) {
-			return fmt.Errorf("%s reports %q, want %s", t.component, strings.TrimSpace(string(got)), t.version)
-		}
+	if err := verify(ctx, t, tmp); err != nil {
+		return err
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		return err
 	}
 	b.logf("%s: installed %s", name, out)
 	return nil
+}
+
+// verify refuses a binary that does not run or reports another version: it
+// must not be cached under this version. kubectl-convert prints no version,
+// so its module's build information says which k8s.io/kubernetes it is.
+func verify(ctx context.Context, t target, bin string) error {
+	var args []string
+	switch t.component {
+	case Etcd:
+		return nil
+	case Kubectl:
+		args = []string{"version", "--client"}
+	case KubectlConvert:
+		args = []string{"--help"}
+	default:
+		args = []string{"--version"}
+	}
+	got, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, got)
+	}
+	if t.component == KubectlConvert {
+		return verifyModule(bin, "k8s.io/kubernetes", t.version)
+	}
+	if !strings.Contains(string(got), t.version) {
+		return fmt.Errorf("%s reports %q, want %s", t.component, strings.TrimSpace(string(got)), t.version)
+	}
+	return nil
+}
+
+// verifyModule checks that bin was built from module path at version.
+func verifyModule(bin, path, version string) error {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return err
+	}
+	if err := moduleIn(info, path, version); err != nil {
+		return fmt.Errorf("%s: %w", bin, err)
+	}
+	return nil
+}
+
+// moduleIn checks that info names module path at version, as its main
+// module (a command built from a dependency's package, such as
+// k8s.io/kubernetes/cmd/kubectl-convert, has that module as main) or as a
+// dependency.
+func moduleIn(info *debug.BuildInfo, path, version string) error {
+	for _, d := range append([]*debug.Module{&info.Main}, info.Deps...) {
+		if d.Path == path {
+			if d.Version != version {
+				return fmt.Errorf("built with %s %s, want %s", path, d.Version, version)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("not built with %s", path)
 }
 
 // step runs one go command in dir, reporting its start, that it is still
