@@ -1,9 +1,15 @@
 // Package oracle produces expected conversion outputs from Kubernetes' own
-// conversion code (k8s.io/kubernetes, see go.mod for the exact version), so
-// mvpctl's TransformationRules can be checked against what a kube-apiserver
-// really does rather than against our own expectations.
+// conversion code, so mvpctl's TransformationRules can be checked against
+// what a kube-apiserver really does rather than against our own expectations.
 //
-// For every pair directory under testdata/oracle/ it reads the committed
+// This module is the release-independent harness. Each pair is checked
+// against the conversion code of the release that last served its older
+// version; releases/v1.<minor>/ is one Go module per Kubernetes release
+// (k8s.io/kubernetes and its staging modules pinned to that release) whose
+// main calls Main with a NewScheme of that release's install packages, and
+// generates the pairs of Pairs whose Release is its own.
+//
+// For every such pair directory under testdata/oracle/ it reads the committed
 // inputs in/<name>.<label>.json, converts each one external → internal →
 // external with the real scheme (generated and hand-written conversion
 // functions registered by the pkg/apis/<group>/install packages), and writes:
@@ -14,6 +20,8 @@
 //	served/<name>.roundtrip.<label>.json      defaulting applied to the input first
 //	                                          (only where defaulting changes the input)
 //	ROUNDTRIP.md                              per input, what the round trip changed
+//	MANIFEST                                  the release, and the sha256 of every
+//	                                          input and generated file
 //
 // No defaulting is applied in out/. served/ models what a kube-apiserver does
 // with a request body: its decoder applies the request version's defaulters
@@ -21,7 +29,6 @@
 package oracle
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -29,22 +36,10 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-
-	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
-	batchinstall "k8s.io/kubernetes/pkg/apis/batch/install"
-	coordinationinstall "k8s.io/kubernetes/pkg/apis/coordination/install"
-	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
-	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
-	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 )
-
-// KubernetesVersion is the k8s.io/kubernetes module version the fixtures come
-// from; it must match go.mod.
-const KubernetesVersion = "v1.35.4"
 
 // Side is one API version of a pair. Label is how the version is spelled in
 // file names inside the pair directory (unique within the pair).
@@ -55,8 +50,12 @@ type Side struct {
 
 // Pair is two API versions of one kind whose conversions are recorded.
 type Pair struct {
-	Name  string // directory name under testdata/oracle
-	Sides [2]Side
+	Name string // directory name under testdata/oracle
+	// Release is the Kubernetes minor release ("v1.21") whose conversion
+	// code decides: the last one that served the older side, or the newest
+	// release module when both sides are still served.
+	Release string
+	Sides   [2]Side
 	// Fuzzed maps a side label to the k8s.io/api testdata/HEAD fixture that
 	// in/fuzzed.<label>.json is copied from.
 	Fuzzed map[string]string
@@ -66,111 +65,18 @@ func gvk(group, version, kind string) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
 }
 
-// Pairs lists every pair the oracle covers.
-var Pairs = []Pair{
-	{
-		Name: "hpa-autoscaling-v1-v2",
-		Sides: [2]Side{
-			{"v1", gvk("autoscaling", "v1", "HorizontalPodAutoscaler")},
-			{"v2", gvk("autoscaling", "v2", "HorizontalPodAutoscaler")},
-		},
-		Fuzzed: map[string]string{
-			"v1": "autoscaling.v1.HorizontalPodAutoscaler.json",
-			"v2": "autoscaling.v2.HorizontalPodAutoscaler.json",
-		},
-	},
-	{
-		Name: "hpa-autoscaling-v2beta2-v2",
-		Sides: [2]Side{
-			{"v2beta2", gvk("autoscaling", "v2beta2", "HorizontalPodAutoscaler")},
-			{"v2", gvk("autoscaling", "v2", "HorizontalPodAutoscaler")},
-		},
-		Fuzzed: map[string]string{
-			"v2beta2": "autoscaling.v2beta2.HorizontalPodAutoscaler.json",
-			"v2":      "autoscaling.v2.HorizontalPodAutoscaler.json",
-		},
-	},
-	{
-		Name: "pdb-policy-v1beta1-v1",
-		Sides: [2]Side{
-			{"v1beta1", gvk("policy", "v1beta1", "PodDisruptionBudget")},
-			{"v1", gvk("policy", "v1", "PodDisruptionBudget")},
-		},
-		Fuzzed: map[string]string{
-			"v1beta1": "policy.v1beta1.PodDisruptionBudget.json",
-			"v1":      "policy.v1.PodDisruptionBudget.json",
-		},
-	},
-	{
-		Name: "ingress-networking-v1beta1-v1",
-		Sides: [2]Side{
-			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "Ingress")},
-			{"v1", gvk("networking.k8s.io", "v1", "Ingress")},
-		},
-		Fuzzed: map[string]string{
-			"v1beta1": "networking.k8s.io.v1beta1.Ingress.json",
-			"v1":      "networking.k8s.io.v1.Ingress.json",
-		},
-	},
-	{
-		Name: "ingress-extensions-v1beta1-networking-v1",
-		Sides: [2]Side{
-			{"v1beta1", gvk("extensions", "v1beta1", "Ingress")},
-			{"v1", gvk("networking.k8s.io", "v1", "Ingress")},
-		},
-		Fuzzed: map[string]string{
-			"v1beta1": "extensions.v1beta1.Ingress.json",
-			"v1":      "networking.k8s.io.v1.Ingress.json",
-		},
-	},
-	{
-		Name: "cronjob-batch-v1beta1-v1",
-		Sides: [2]Side{
-			{"v1beta1", gvk("batch", "v1beta1", "CronJob")},
-			{"v1", gvk("batch", "v1", "CronJob")},
-		},
-		Fuzzed: map[string]string{
-			"v1beta1": "batch.v1beta1.CronJob.json",
-			"v1":      "batch.v1.CronJob.json",
-		},
-	},
-	{
-		Name: "lease-coordination-v1beta1-v1",
-		Sides: [2]Side{
-			{"v1beta1", gvk("coordination.k8s.io", "v1beta1", "Lease")},
-			{"v1", gvk("coordination.k8s.io", "v1", "Lease")},
-		},
-		Fuzzed: map[string]string{
-			"v1beta1": "coordination.k8s.io.v1beta1.Lease.json",
-			"v1":      "coordination.k8s.io.v1.Lease.json",
-		},
-	},
-}
-
-// NewScheme returns a fresh scheme with the internal and external types,
-// conversion functions and defaulters of the groups the pairs use.
-func NewScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	autoscalinginstall.Install(s)
-	batchinstall.Install(s)
-	coordinationinstall.Install(s)
-	extensionsinstall.Install(s)
-	networkinginstall.Install(s)
-	policyinstall.Install(s)
-	return s
-}
-
 // Converter runs conversions with one scheme.
 type Converter struct {
 	Scheme  *runtime.Scheme
 	decoder runtime.Decoder
 }
 
-// NewConverter returns a Converter on NewScheme().
-func NewConverter() *Converter {
-	s := NewScheme()
-	cf := serializer.NewCodecFactory(s, serializer.EnableStrict)
-	return &Converter{Scheme: s, decoder: cf.UniversalDeserializer()}
+// NewConverter returns a Converter on a scheme with the install packages of
+// the pairs' groups. The decoder is strict (json.SerializerOptions exists in
+// every release the oracle builds, serializer.EnableStrict does not).
+func NewConverter(s *runtime.Scheme) *Converter {
+	d := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, s, s, kjson.SerializerOptions{Strict: true})
+	return &Converter{Scheme: s, decoder: d}
 }
 
 // Decode decodes a JSON object into its typed external version, without
@@ -264,196 +170,4 @@ func (p Pair) Inputs(pairDir string) ([]Input, error) {
 	}
 	sort.Slice(ins, func(i, j int) bool { return ins[i].Path < ins[j].Path })
 	return ins, nil
-}
-
-// Generate computes every generated file of every pair under oracleDir
-// (testdata/oracle), keyed by path relative to oracleDir.
-func Generate(oracleDir string) (map[string][]byte, error) {
-	c := NewConverter()
-	files := map[string][]byte{}
-	for _, p := range Pairs {
-		if err := c.generatePair(p, oracleDir, files); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name, err)
-		}
-	}
-	return files, nil
-}
-
-func (c *Converter) generatePair(p Pair, oracleDir string, files map[string][]byte) error {
-	pairDir := filepath.Join(oracleDir, p.Name)
-	ins, err := p.Inputs(pairDir)
-	if err != nil {
-		return err
-	}
-	var report bytes.Buffer
-	fmt.Fprintf(&report, "# Round trips of %s (generated)\n\n", p.Name)
-	fmt.Fprintf(&report, "Generated by `go run ./e2e/oracle/cmd/gen-oracle` from k8s.io/kubernetes %s; do not edit.\n\n", KubernetesVersion)
-	fmt.Fprintf(&report, "For each input, the JSON paths where `out/<name>.roundtrip.<version>.json` differs from the\n")
-	fmt.Fprintf(&report, "input as Kubernetes decodes it (typed, re-encoded with encoding/json; null and [] count as absent, {} does not).\n")
-	fmt.Fprintf(&report, "`-` lost, `+` added, `~` changed.\n")
-
-	for _, in := range ins {
-		data, err := os.ReadFile(in.Path)
-		if err != nil {
-			return err
-		}
-		obj, err := c.Decode(data)
-		if err != nil {
-			return fmt.Errorf("%s: %w", in.Path, err)
-		}
-		from, to := p.Sides[in.Side], p.Sides[1-in.Side]
-		if got := obj.GetObjectKind().GroupVersionKind(); got != from.GVK {
-			return fmt.Errorf("%s: object is %v, file name says %v", in.Path, got, from.GVK)
-		}
-		fwd, back, err := c.roundTrip(obj, from, to)
-		if err != nil {
-			return fmt.Errorf("%s: %w", in.Path, err)
-		}
-		if err := addPair(files, p.Name, "out", in.Name, from, to, fwd, back); err != nil {
-			return err
-		}
-
-		fmt.Fprintf(&report, "\n## %s.%s → %s → %s\n\n", in.Name, from.Label, to.Label, from.Label)
-		diffs, err := jsonDiff(obj, back)
-		if err != nil {
-			return err
-		}
-		writeDiffs(&report, diffs)
-
-		defaulted := c.Default(obj)
-		if equality.Semantic.DeepEqual(defaulted, obj) {
-			continue
-		}
-		sfwd, sback, err := c.roundTrip(defaulted, from, to)
-		if err != nil {
-			return fmt.Errorf("%s (defaulted): %w", in.Path, err)
-		}
-		if err := addPair(files, p.Name, "served", in.Name, from, to, sfwd, sback); err != nil {
-			return err
-		}
-		fmt.Fprintf(&report, "\nWith %s defaulting applied to the input first (served/), the defaults add:\n\n", from.Label)
-		ddiffs, err := jsonDiff(obj, defaulted)
-		if err != nil {
-			return err
-		}
-		writeDiffs(&report, ddiffs)
-	}
-	files[filepath.Join(p.Name, "ROUNDTRIP.md")] = report.Bytes()
-	return nil
-}
-
-func (c *Converter) roundTrip(obj runtime.Object, from, to Side) (fwd, back runtime.Object, err error) {
-	fwd, err = c.Convert(obj, to.GVK)
-	if err != nil {
-		return nil, nil, err
-	}
-	back, err = c.Convert(fwd, from.GVK)
-	if err != nil {
-		return nil, nil, fmt.Errorf("back: %w", err)
-	}
-	return fwd, back, nil
-}
-
-func addPair(files map[string][]byte, pair, dir, name string, from, to Side, fwd, back runtime.Object) error {
-	fb, err := Encode(fwd)
-	if err != nil {
-		return err
-	}
-	bb, err := Encode(back)
-	if err != nil {
-		return err
-	}
-	files[filepath.Join(pair, dir, name+"."+to.Label+".json")] = fb
-	files[filepath.Join(pair, dir, name+".roundtrip."+from.Label+".json")] = bb
-	return nil
-}
-
-// GeneratedDirs are the per-pair directories whose every file the generator
-// owns: a file there that Generate does not produce is stale.
-var GeneratedDirs = []string{"out", "served"}
-
-// Diff compares generated files with the tree under oracleDir. It returns
-// human-readable problems: files that differ, are missing, or are stale.
-func Diff(oracleDir string, files map[string][]byte) ([]string, error) {
-	var problems []string
-	for _, rel := range sortedKeys(files) {
-		have, err := os.ReadFile(filepath.Join(oracleDir, rel))
-		switch {
-		case os.IsNotExist(err):
-			problems = append(problems, "missing: "+rel)
-		case err != nil:
-			return nil, err
-		case !bytes.Equal(have, files[rel]):
-			problems = append(problems, "differs: "+rel)
-		}
-	}
-	stale, err := staleFiles(oracleDir, files)
-	if err != nil {
-		return nil, err
-	}
-	for _, rel := range stale {
-		problems = append(problems, "stale: "+rel)
-	}
-	return problems, nil
-}
-
-// Write writes the generated files under oracleDir and removes stale ones.
-// It returns what it did, one "wrote <path>" or "removed <path>" per file.
-func Write(oracleDir string, files map[string][]byte) ([]string, error) {
-	var changed []string
-	for _, rel := range sortedKeys(files) {
-		path := filepath.Join(oracleDir, rel)
-		if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, files[rel]) {
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(path, files[rel], 0o644); err != nil {
-			return nil, err
-		}
-		changed = append(changed, "wrote "+rel)
-	}
-	stale, err := staleFiles(oracleDir, files)
-	if err != nil {
-		return nil, err
-	}
-	for _, rel := range stale {
-		if err := os.Remove(filepath.Join(oracleDir, rel)); err != nil {
-			return nil, err
-		}
-		changed = append(changed, "removed "+rel)
-	}
-	return changed, nil
-}
-
-func staleFiles(oracleDir string, files map[string][]byte) ([]string, error) {
-	var stale []string
-	for _, p := range Pairs {
-		for _, d := range GeneratedDirs {
-			entries, err := os.ReadDir(filepath.Join(oracleDir, p.Name, d))
-			if os.IsNotExist(err) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range entries {
-				rel := filepath.Join(p.Name, d, e.Name())
-				if _, ok := files[rel]; !ok {
-					stale = append(stale, rel)
-				}
-			}
-		}
-	}
-	return stale, nil
-}
-
-func sortedKeys(m map[string][]byte) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

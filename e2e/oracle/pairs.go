@@ -1,0 +1,91 @@
+package oracle
+
+// Pairs lists every pair the oracle covers, in one list for all releases:
+// each entry names the Kubernetes minor release whose conversion code it is
+// checked against, and releases/<Release> generates it.
+var Pairs = []Pair{
+	{
+		Name:    "hpa-autoscaling-v1-v2",
+		Release: "v1.35",
+		Sides: [2]Side{
+			{"v1", gvk("autoscaling", "v1", "HorizontalPodAutoscaler")},
+			{"v2", gvk("autoscaling", "v2", "HorizontalPodAutoscaler")},
+		},
+		Fuzzed: map[string]string{
+			"v1": "autoscaling.v1.HorizontalPodAutoscaler.json",
+			"v2": "autoscaling.v2.HorizontalPodAutoscaler.json",
+		},
+	},
+	{
+		Name:    "hpa-autoscaling-v2beta2-v2",
+		Release: "v1.35",
+		Sides: [2]Side{
+			{"v2beta2", gvk("autoscaling", "v2beta2", "HorizontalPodAutoscaler")},
+			{"v2", gvk("autoscaling", "v2", "HorizontalPodAutoscaler")},
+		},
+		Fuzzed: map[string]string{
+			"v2beta2": "autoscaling.v2beta2.HorizontalPodAutoscaler.json",
+			"v2":      "autoscaling.v2.HorizontalPodAutoscaler.json",
+		},
+	},
+	{
+		Name:    "pdb-policy-v1beta1-v1",
+		Release: "v1.35",
+		Sides: [2]Side{
+			{"v1beta1", gvk("policy", "v1beta1", "PodDisruptionBudget")},
+			{"v1", gvk("policy", "v1", "PodDisruptionBudget")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "policy.v1beta1.PodDisruptionBudget.json",
+			"v1":      "policy.v1.PodDisruptionBudget.json",
+		},
+	},
+	{
+		Name:    "ingress-networking-v1beta1-v1",
+		Release: "v1.35",
+		Sides: [2]Side{
+			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "Ingress")},
+			{"v1", gvk("networking.k8s.io", "v1", "Ingress")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "networking.k8s.io.v1beta1.Ingress.json",
+			"v1":      "networking.k8s.io.v1.Ingress.json",
+		},
+	},
+	{
+		Name:    "ingress-extensions-v1beta1-networking-v1",
+		Release: "v1.35",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "Ingress")},
+			{"v1", gvk("networking.k8s.io", "v1", "Ingress")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.Ingress.json",
+			"v1":      "networking.k8s.io.v1.Ingress.json",
+		},
+	},
+	{
+		Name:    "cronjob-batch-v1beta1-v1",
+		Release: "v1.35",
+		Sides: [2]Side{
+			{"v1beta1", gvk("batch", "v1beta1", "CronJob")},
+			{"v1", gvk("batch", "v1", "CronJob")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "batch.v1beta1.CronJob.json",
+			"v1":      "batch.v1.CronJob.json",
+		},
+	},
+	{
+		Name:    "lease-coordination-v1beta1-v1",
+		Release: "v1.35",
+		Sides: [2]Side{
+			{"v1beta1", gvk("coordination.k8s.io", "v1beta1", "Lease")},
+			{"v1", gvk("coordination.k8s.io", "v1", "Lease")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "coordination.k8s.io.v1beta1.Lease.json",
+			"v1":      "coordination.k8s.io.v1.Lease.json",
+		},
+	},
+}
