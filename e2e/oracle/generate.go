@@ -3,6 +3,7 @@ package oracle
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -35,10 +36,14 @@ func PairsOf(release string) []Pair {
 // (testdata/oracle), keyed by slash-separated path relative to oracleDir.
 func Generate(oracleDir string, b Build, c *Converter, pairs []Pair) (map[string][]byte, error) {
 	files := map[string][]byte{}
+	var errs []error
 	for _, p := range pairs {
 		if err := c.generatePair(p, oracleDir, b, files); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name, err)
+			errs = append(errs, fmt.Errorf("%s: %w", p.Name, err))
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return files, nil
 }
@@ -56,6 +61,7 @@ func (c *Converter) generatePair(p Pair, oracleDir string, b Build, files map[st
 	fmt.Fprintf(&report, "input as Kubernetes decodes it (typed, re-encoded with encoding/json; null and [] count as absent, {} does not).\n")
 	fmt.Fprintf(&report, "`-` lost, `+` added, `~` changed.\n")
 	inputs := map[string][]byte{}
+	var errs []error
 	for _, in := range ins {
 		data, err := os.ReadFile(in.Path)
 		if err != nil {
@@ -63,8 +69,11 @@ func (c *Converter) generatePair(p Pair, oracleDir string, b Build, files map[st
 		}
 		inputs[path.Join("in", filepath.Base(in.Path))] = data
 		if err := c.generateInput(p, in, data, files, &report); err != nil {
-			return fmt.Errorf("%s: %w", in.Path, err)
+			errs = append(errs, fmt.Errorf("%s: %w", in.Path, err))
 		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	files[path.Join(p.Name, "ROUNDTRIP.md")] = report.Bytes()
 	files[path.Join(p.Name, ManifestFile)] = manifest(p, b, inputs, files)

@@ -18,6 +18,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "hpa-autoscaling-v2beta2-v2",
+		Release: "v1.25",
+		Sides: [2]Side{
+			{"v2beta2", gvk("autoscaling", "v2beta2", "HorizontalPodAutoscaler")},
+			{"v2", gvk("autoscaling", "v2", "HorizontalPodAutoscaler")},
+		},
+		Fuzzed: map[string]string{
+			"v2beta2": "autoscaling.v2beta2.HorizontalPodAutoscaler.json",
+			"v2":      "autoscaling.v2.HorizontalPodAutoscaler.json",
+		},
+	},
+	{
+		// behavior tolerance (v1.33), which v1.25 cannot decode, against the
+		// newest conversion code (it carries tolerance in annotations).
+		Name:    "hpa-autoscaling-v2beta2-v2-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v2beta2", gvk("autoscaling", "v2beta2", "HorizontalPodAutoscaler")},
@@ -30,6 +44,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "pdb-policy-v1beta1-v1",
+		Release: "v1.24",
+		Sides: [2]Side{
+			{"v1beta1", gvk("policy", "v1beta1", "PodDisruptionBudget")},
+			{"v1", gvk("policy", "v1", "PodDisruptionBudget")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "policy.v1beta1.PodDisruptionBudget.json",
+			"v1":      "policy.v1.PodDisruptionBudget.json",
+		},
+	},
+	{
+		// unhealthyPodEvictionPolicy (v1.26), which v1.24 cannot decode,
+		// against the newest conversion code.
+		Name:    "pdb-policy-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("policy", "v1beta1", "PodDisruptionBudget")},
@@ -42,7 +70,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "ingress-networking-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.21",
 		Sides: [2]Side{
 			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "Ingress")},
 			{"v1", gvk("networking.k8s.io", "v1", "Ingress")},
@@ -54,7 +82,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "ingress-extensions-v1beta1-networking-v1",
-		Release: "v1.35",
+		Release: "v1.21",
 		Sides: [2]Side{
 			{"v1beta1", gvk("extensions", "v1beta1", "Ingress")},
 			{"v1", gvk("networking.k8s.io", "v1", "Ingress")},
@@ -66,7 +94,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "cronjob-batch-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.24",
 		Sides: [2]Side{
 			{"v1beta1", gvk("batch", "v1beta1", "CronJob")},
 			{"v1", gvk("batch", "v1", "CronJob")},
@@ -78,6 +106,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "lease-coordination-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("coordination.k8s.io", "v1beta1", "Lease")},
+			{"v1", gvk("coordination.k8s.io", "v1", "Lease")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "coordination.k8s.io.v1beta1.Lease.json",
+			"v1":      "coordination.k8s.io.v1.Lease.json",
+		},
+	},
+	{
+		// Lease fields added after v1.21 (strategy, preferredHolder: v1.31),
+		// which v1.21 cannot decode, against the newest conversion code.
+		Name:    "lease-coordination-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("coordination.k8s.io", "v1beta1", "Lease")},

@@ -10,10 +10,8 @@ import (
 
 	admissionregistrationinstall "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
-	batchinstall "k8s.io/kubernetes/pkg/apis/batch/install"
 	certificatesinstall "k8s.io/kubernetes/pkg/apis/certificates/install"
 	coordinationinstall "k8s.io/kubernetes/pkg/apis/coordination/install"
-	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
 	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
 	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
 	resourceinstall "k8s.io/kubernetes/pkg/apis/resource/install"
@@ -22,19 +20,19 @@ import (
 
 func main() { oracle.Main(newScheme) }
 
-// newScheme installs the groups of the newest release module, for versions
-// still served: autoscaling v1 and v2, and the beta versions current
-// releases still convert (admissionregistration policies, certificates
-// ClusterTrustBundle, coordination LeaseCandidate, networking ServiceCIDR
-// and IPAddress, resource.k8s.io, storage VolumeAttributesClass).
+// newScheme installs the groups of the newest release module: versions still
+// served (autoscaling v1 and v2), the beta versions current releases still
+// convert (admissionregistration policies, certificates ClusterTrustBundle,
+// coordination LeaseCandidate, networking ServiceCIDR and IPAddress,
+// resource.k8s.io, storage VolumeAttributesClass), and removed versions
+// whose types gained fields after their last serving release (coordination
+// Lease, policy PodDisruptionBudget: the *-newer-fields pairs).
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	admissionregistrationinstall.Install(s)
 	autoscalinginstall.Install(s)
-	batchinstall.Install(s)
 	certificatesinstall.Install(s)
 	coordinationinstall.Install(s)
-	extensionsinstall.Install(s)
 	networkinginstall.Install(s)
 	policyinstall.Install(s)
 	resourceinstall.Install(s)
