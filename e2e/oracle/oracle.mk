@@ -8,6 +8,8 @@
 #   make oracle-check   exit 1 if the committed fixtures are not what the
 #                       release modules produce (compiles every module)
 #   make oracle ORACLE_RELEASES=v1.21   one release only
+#   make oracle-table   rewrite the correctness table in BENCHMARKS.md (make
+#                       test fails when it is out of date)
 #
 # CI does not build the release modules: `make test` checks every pair's
 # MANIFEST (the sha256 of its inputs and outputs) instead. Cold, each release
@@ -19,7 +21,7 @@ ORACLE_GO       ?= nice $(GO)
 ORACLE_RELEASES ?= $(sort $(notdir $(patsubst %/go.mod,%,$(wildcard $(ORACLE_DIR)/releases/v*/go.mod))))
 ORACLE_FLAGS    ?=
 
-.PHONY: oracle oracle-check oracle-harness
+.PHONY: oracle oracle-check oracle-harness oracle-table
 
 # The harness's own tests (pair list, release modules, JSON diff): no
 # k8s.io/kubernetes, seconds.
@@ -35,3 +37,6 @@ oracle-check: oracle-harness
 	@rc=0; for r in $(ORACLE_RELEASES); do \
 	  echo "== $$r"; (cd $(ORACLE_DIR)/releases/$$r && $(ORACLE_GO) run . -dir $(CURDIR)/testdata/oracle -check $(ORACLE_FLAGS)) || rc=1; \
 	done; exit $$rc
+
+oracle-table:
+	$(GO) test -count=1 -run '^TestOracleTable$$' ./engine -update-oracle-table
