@@ -53,7 +53,10 @@ func TestBuiltin_ConversionAnnotationsAtInt64Range(t *testing.T) {
 			"metadata": map[string]any{"name": "x", "annotations": map[string]any{"deprecated.deployment.rollback.to": v}},
 			"spec":     map[string]any{},
 		}
-		got := convertAgree(t, native, viaJQ, obj, schema.GroupVersion{Group: "apps", Version: "v1beta2"})
+		got, err := convertAgree(native, viaJQ, obj, schema.GroupVersion{Group: "apps", Version: "v1beta2"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		want := strings.TrimPrefix(v, "+")
 		if want == "-0" {
 			want = "0"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,31 +75,17 @@ import (
 // rules (rules/builtin, all of them loaded together as mvpctl loads them)
 // must convert every input the way Kubernetes does, and must round-trip
 // every input exactly (which Kubernetes does not always manage).
-var oraclePairs = []struct {
-	dir string
-	// rule is the ID of the built-in rule the pair checks.
-	rule string
-	// served compares forward output with served/ (defaulting of the source
-	// version applied first) where it exists, because that is what a client
-	// of the old version got from a server.
-	served bool
-	// to is the group/version of the pair's other side when it is reached
-	// through a chain of rules (flowcontrol v1beta1 -> v1beta3 -> v1); empty
-	// means the rule's toVersion.
-	to string
-	// unmatched names, per input (file name without .json), the fields
-	// where the rule cannot give Kubernetes' answer; the pair's README.md
-	// says why. They are left out of the comparison with Kubernetes, not
-	// out of the round trip.
-	unmatched map[string][][]string
-}{
+var oraclePairs = []oraclePair{
 	{dir: "pdb-policy-v1beta1-v1", rule: "poddisruptionbudgets.policy/v1beta1->v1"},
+	{dir: "pdb-policy-v1beta1-v1-newer-fields", rule: "poddisruptionbudgets.policy/v1beta1->v1"},
 	{dir: "ingress-networking-v1beta1-v1", rule: "ingresses.networking.k8s.io/v1beta1->v1", served: true},
 	{dir: "ingress-extensions-v1beta1-networking-v1", rule: "ingresses.extensions/v1beta1->networking.k8s.io/v1", served: true},
 	{dir: "cronjob-batch-v1beta1-v1", rule: "cronjobs.batch/v1beta1->v1"},
 	{dir: "hpa-autoscaling-v2beta2-v2", rule: "horizontalpodautoscalers.autoscaling/v2beta2->v2"},
+	{dir: "hpa-autoscaling-v2beta2-v2-newer-fields", rule: "horizontalpodautoscalers.autoscaling/v2beta2->v2"},
 	{dir: "hpa-autoscaling-v1-v2", rule: "horizontalpodautoscalers.autoscaling/v1->v2"},
 	{dir: "lease-coordination-v1beta1-v1", rule: "leases.coordination.k8s.io/v1beta1->v1"},
+	{dir: "lease-coordination-v1beta1-v1-newer-fields", rule: "leases.coordination.k8s.io/v1beta1->v1"},
 	// flowcontrol.apiserver.k8s.io: v1beta1 and v1beta2 reach v1 through v1beta3.
 	{dir: "flowschema-flowcontrol-v1beta1-v1", rule: "flowschemas.flowcontrol.apiserver.k8s.io/v1beta1->v1beta3", served: true, to: "flowcontrol.apiserver.k8s.io/v1"},
 	{dir: "flowschema-flowcontrol-v1beta2-v1", rule: "flowschemas.flowcontrol.apiserver.k8s.io/v1beta2->v1beta3", served: true, to: "flowcontrol.apiserver.k8s.io/v1"},
@@ -194,6 +181,27 @@ var oraclePairs = []struct {
 	{dir: "hpa-autoscaling-v2beta1-v2", rule: "horizontalpodautoscalers.autoscaling/v2beta1->v2"},
 }
 
+// oraclePair is one pair directory of testdata/oracle and the built-in rule
+// it checks.
+type oraclePair struct {
+	dir string
+	// rule is the ID of the built-in rule the pair checks.
+	rule string
+	// served compares forward output with served/ (defaulting of the source
+	// version applied first) where it exists, because that is what a client
+	// of the old version got from a server.
+	served bool
+	// to is the group/version of the pair's other side when it is reached
+	// through a chain of rules (flowcontrol v1beta1 -> v1beta3 -> v1); empty
+	// means the rule's toVersion.
+	to string
+	// unmatched names, per input (file name without .json), the fields
+	// where the rule cannot give Kubernetes' answer; the pair's README.md
+	// says why. They are left out of the comparison with Kubernetes, not
+	// out of the round trip.
+	unmatched map[string][][]string
+}
+
 // loadBuiltin compiles the built-in rules for both executors.
 func loadBuiltin(t *testing.T) (native, viaJQ *engine.Converter) {
 	t.Helper()
@@ -227,48 +235,89 @@ func TestOracle(t *testing.T) {
 	native, viaJQ := loadBuiltin(t)
 	for _, pair := range oraclePairs {
 		t.Run(pair.dir, func(t *testing.T) {
-			rule := builtinRule(t, native, pair.rule)
-			dir := filepath.Join("..", "testdata", "oracle", pair.dir)
-			inputs, _ := filepath.Glob(filepath.Join(dir, "in", "*.json"))
-			if len(inputs) == 0 {
-				t.Fatalf("no inputs in %s", dir)
-			}
-			for _, in := range inputs {
-				base := filepath.Base(in)
-				name := strings.TrimSuffix(base, ".json")
-				t.Run(name, func(t *testing.T) {
-					obj := readJSON(t, in)
-					from, _ := schema.ParseGroupVersion(obj["apiVersion"].(string))
-					near, far := rule.Forward.From, rule.Forward.To
-					if pair.to != "" {
-						far, _ = schema.ParseGroupVersion(pair.to)
+			for _, c := range oracleCases(t, native, viaJQ, pair) {
+				t.Run(c.input, func(t *testing.T) {
+					for _, p := range c.unmatched {
+						t.Logf("%s is not compared: the rule cannot give Kubernetes' value (see README.md)", p)
 					}
-					to, label := far, labelOf(far)
-					if from == far {
-						to, label = near, labelOf(near)
+					if c.forward != "" {
+						t.Error(c.forward)
 					}
-					stem := name[:strings.LastIndex(name, ".")]
-					want := filepath.Join(dir, "out", stem+"."+label+".json")
-					if served := filepath.Join(dir, "served", stem+"."+label+".json"); pair.served && exists(served) {
-						want = served
-					}
-					got := convertAgree(t, native, viaJQ, rules.DeepCopyJSON(obj).(map[string]any), to)
-					wantObj, gotObj := readJSON(t, want), withoutConversionData(rules.DeepCopyJSON(got).(map[string]any))
-					for _, p := range pair.unmatched[name] {
-						t.Logf("%s is not compared: the rule cannot give Kubernetes' value (see README.md)", strings.Join(p, "."))
-						deletePath(wantObj, p)
-						deletePath(gotObj, p)
-					}
-					compareTyped(t, to.WithKind(obj["kind"].(string)), wantObj, gotObj, want)
-
-					back := convertAgree(t, native, viaJQ, got, from)
-					if diff := cmp.Diff(obj, back, numberComparer); diff != "" {
-						t.Errorf("round trip to %s and back changed the object (-in +back):\n%s", to, diff)
+					if c.roundTrip != "" {
+						t.Error(c.roundTrip)
 					}
 				})
 			}
 		})
 	}
+}
+
+// oracleCase is what the built-in rules made of one input of a pair; empty
+// strings mean an exact match with Kubernetes and an exact round trip.
+type oracleCase struct {
+	input     string   // file name stem, e.g. "fuzzed.v1beta1"
+	forward   string   // how the conversion differs from Kubernetes'
+	roundTrip string   // how converting there and back changed the input
+	unmatched []string // fields left out of the comparison with Kubernetes
+}
+
+// oracleCases converts every input of a pair directory with the built-in
+// rule, compares the result with Kubernetes' and converts it back.
+func oracleCases(t *testing.T, native, viaJQ *engine.Converter, pair oraclePair) []oracleCase {
+	t.Helper()
+	rule := builtinRule(t, native, pair.rule)
+	dir := filepath.Join(oracleRoot, pair.dir)
+	inputs, _ := filepath.Glob(filepath.Join(dir, "in", "*.json"))
+	if len(inputs) == 0 {
+		t.Fatalf("no inputs in %s", dir)
+	}
+	var cases []oracleCase
+	for _, in := range inputs {
+		cases = append(cases, oracleCaseOf(t, native, viaJQ, pair, rule, in))
+	}
+	return cases
+}
+
+func oracleCaseOf(t *testing.T, native, viaJQ *engine.Converter, pair oraclePair, rule *rules.Compiled, in string) oracleCase {
+	t.Helper()
+	dir := filepath.Join(oracleRoot, pair.dir)
+	name := strings.TrimSuffix(filepath.Base(in), ".json")
+	obj := readJSON(t, in)
+	from, _ := schema.ParseGroupVersion(obj["apiVersion"].(string))
+	near, far := rule.Forward.From, rule.Forward.To
+	if pair.to != "" {
+		far, _ = schema.ParseGroupVersion(pair.to)
+	}
+	to, label := far, labelOf(far)
+	if from == far {
+		to, label = near, labelOf(near)
+	}
+	stem := name[:strings.LastIndex(name, ".")]
+	want := filepath.Join(dir, "out", stem+"."+label+".json")
+	if s := filepath.Join(dir, "served", stem+"."+label+".json"); pair.served && exists(s) {
+		want = s
+	}
+	c := oracleCase{input: name}
+	got, err := convertAgree(native, viaJQ, rules.DeepCopyJSON(obj).(map[string]any), to)
+	if err != nil {
+		c.forward = err.Error()
+		return c
+	}
+	wantObj, gotObj := readJSON(t, want), withoutConversionData(rules.DeepCopyJSON(got).(map[string]any))
+	for _, p := range pair.unmatched[name] {
+		c.unmatched = append(c.unmatched, strings.Join(p, "."))
+		deletePath(wantObj, p)
+		deletePath(gotObj, p)
+	}
+	c.forward = compareTyped(t, to.WithKind(obj["kind"].(string)), wantObj, gotObj, want)
+	back, err := convertAgree(native, viaJQ, got, from)
+	switch {
+	case err != nil:
+		c.roundTrip = "back: " + err.Error()
+	case !cmp.Equal(obj, back, numberComparer):
+		c.roundTrip = fmt.Sprintf("round trip to %s and back changed the object (-in +back):\n%s", to, cmp.Diff(obj, back, numberComparer))
+	}
+	return c
 }
 
 // deletePath removes the member at path p of obj, if it is there.
@@ -301,21 +350,21 @@ func readJSON(t *testing.T, file string) map[string]any {
 	return obj
 }
 
-func convertAgree(t *testing.T, native, viaJQ *engine.Converter, obj map[string]any, to schema.GroupVersion) map[string]any {
-	t.Helper()
+// convertAgree converts with both executors, which must agree.
+func convertAgree(native, viaJQ *engine.Converter, obj map[string]any, to schema.GroupVersion) (map[string]any, error) {
 	jqIn := rules.DeepCopyJSON(obj).(map[string]any)
 	got, err := native.Convert(context.Background(), obj, to)
 	if err != nil {
-		t.Fatalf("native: %v", err)
+		return nil, fmt.Errorf("native: %w", err)
 	}
 	got2, err := viaJQ.Convert(context.Background(), jqIn, to)
 	if err != nil {
-		t.Fatalf("jq: %v", err)
+		return nil, fmt.Errorf("jq: %w", err)
 	}
 	if diff := cmp.Diff(got, got2, numberComparer); diff != "" {
-		t.Fatalf("executors disagree (-native +jq):\n%s", diff)
+		return nil, fmt.Errorf("executors disagree (-native +jq):\n%s", diff)
 	}
-	return got
+	return got, nil
 }
 
 // numberComparer compares numbers by value whatever their Go type
@@ -339,19 +388,21 @@ func withoutConversionData(obj map[string]any) map[string]any {
 // compareTyped decodes both objects into the Kubernetes type of gvk and
 // compares them as Kubernetes does (equality.Semantic: quantities by value,
 // nil and empty alike), so that what the typed encoding adds (zero-valued
-// status fields, "pathType": null) is not a difference.
-func compareTyped(t *testing.T, gvk schema.GroupVersionKind, want, got map[string]any, wantFile string) {
+// status fields, "pathType": null) is not a difference. It returns the
+// difference, or "".
+func compareTyped(t *testing.T, gvk schema.GroupVersionKind, want, got map[string]any, wantFile string) string {
 	t.Helper()
 	w, g := typedFor(t, gvk), typedFor(t, gvk)
 	decodeInto(t, want, w)
 	decodeInto(t, got, g)
 	normalizeTyped(t, w)
 	normalizeTyped(t, g)
-	if !equality.Semantic.DeepEqual(w, g) {
-		wj, _ := json.MarshalIndent(w, "", "  ")
-		gj, _ := json.MarshalIndent(g, "", "  ")
-		t.Errorf("conversion differs from Kubernetes' (%s) (-kubernetes +mvpctl):\n%s", wantFile, cmp.Diff(string(wj), string(gj)))
+	if equality.Semantic.DeepEqual(w, g) {
+		return ""
 	}
+	wj, _ := json.MarshalIndent(w, "", "  ")
+	gj, _ := json.MarshalIndent(g, "", "  ")
+	return fmt.Sprintf("conversion differs from Kubernetes' (%s) (-kubernetes +mvpctl):\n%s", wantFile, cmp.Diff(string(wj), string(gj)))
 }
 
 func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
