@@ -96,11 +96,14 @@ var oraclePairs = []oraclePair{
 	{dir: "flowschema-flowcontrol-v1beta1-v1beta3", rule: "flowschemas.flowcontrol.apiserver.k8s.io/v1beta1->v1beta3", served: true},
 	{dir: "flowschema-flowcontrol-v1beta2-v1beta3", rule: "flowschemas.flowcontrol.apiserver.k8s.io/v1beta2->v1beta3", served: true},
 	{dir: "prioritylevel-flowcontrol-v1beta1-v1beta3", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta1->v1beta3", served: true},
+	{dir: "prioritylevel-flowcontrol-v1beta1-v1beta3-newer-fields", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta1->v1beta3", served: true},
 	{dir: "prioritylevel-flowcontrol-v1beta2-v1beta3", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta2->v1beta3", served: true},
+	{dir: "prioritylevel-flowcontrol-v1beta2-v1beta3-newer-fields", rule: "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/v1beta2->v1beta3", served: true},
 	// networking.k8s.io ServiceCIDR, IPAddress, IngressClass.
 	{dir: "servicecidr-networking-v1beta1-v1", rule: "servicecidrs.networking.k8s.io/v1beta1->v1"},
 	{dir: "ipaddress-networking-v1beta1-v1", rule: "ipaddresses.networking.k8s.io/v1beta1->v1"},
 	{dir: "ingressclass-networking-v1beta1-v1", rule: "ingressclasses.networking.k8s.io/v1beta1->v1"},
+	{dir: "ingressclass-networking-v1beta1-v1-newer-fields", rule: "ingressclasses.networking.k8s.io/v1beta1->v1"},
 	// storage.k8s.io VolumeAttributesClass.
 	{dir: "volumeattributesclass-storage-v1alpha1-v1", rule: "volumeattributesclasses.storage.k8s.io/v1alpha1->v1"},
 	{dir: "volumeattributesclass-storage-v1beta1-v1", rule: "volumeattributesclasses.storage.k8s.io/v1beta1->v1"},
@@ -117,7 +120,9 @@ var oraclePairs = []oraclePair{
 	{dir: "resourceslice-resource-v1beta2-v1", rule: "resourceslices.resource.k8s.io/v1beta2->v1"},
 	// admissionregistration.k8s.io
 	{dir: "validatingwebhookconfiguration-admissionregistration-v1beta1-v1", rule: "validatingwebhookconfigurations.admissionregistration.k8s.io/v1beta1->v1", served: true},
+	{dir: "validatingwebhookconfiguration-admissionregistration-v1beta1-v1-newer-fields", rule: "validatingwebhookconfigurations.admissionregistration.k8s.io/v1beta1->v1", served: true},
 	{dir: "mutatingwebhookconfiguration-admissionregistration-v1beta1-v1", rule: "mutatingwebhookconfigurations.admissionregistration.k8s.io/v1beta1->v1", served: true},
+	{dir: "mutatingwebhookconfiguration-admissionregistration-v1beta1-v1-newer-fields", rule: "mutatingwebhookconfigurations.admissionregistration.k8s.io/v1beta1->v1", served: true},
 	{dir: "validatingadmissionpolicy-admissionregistration-v1beta1-v1", rule: "validatingadmissionpolicies.admissionregistration.k8s.io/v1beta1->v1"},
 	{dir: "validatingadmissionpolicy-admissionregistration-v1alpha1-v1", rule: "validatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1"},
 	{dir: "validatingadmissionpolicybinding-admissionregistration-v1beta1-v1", rule: "validatingadmissionpolicybindings.admissionregistration.k8s.io/v1beta1->v1"},
@@ -126,6 +131,7 @@ var oraclePairs = []oraclePair{
 	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1beta1", served: true},
 	// apiextensions.k8s.io
 	{dir: "customresourcedefinition-apiextensions-v1beta1-v1", rule: "customresourcedefinitions.apiextensions.k8s.io/v1beta1->v1", served: true},
+	{dir: "customresourcedefinition-apiextensions-v1beta1-v1-newer-fields", rule: "customresourcedefinitions.apiextensions.k8s.io/v1beta1->v1", served: true},
 	// apiregistration.k8s.io
 	{dir: "apiservice-apiregistration-v1beta1-v1", rule: "apiservices.apiregistration.k8s.io/v1beta1->v1", served: true},
 	// certificates.k8s.io
@@ -135,40 +141,63 @@ var oraclePairs = []oraclePair{
 			"kubelet-bootstrap.v1beta1":           {{"spec", "signerName"}},
 			"service-serving-no-defaults.v1beta1": {{"spec", "signerName"}},
 		}},
+	{dir: "certificatesigningrequest-certificates-v1beta1-v1-newer-fields", rule: "certificatesigningrequests.certificates.k8s.io/v1beta1->v1", served: true},
 	{dir: "clustertrustbundle-certificates-v1alpha1-v1beta1", rule: "clustertrustbundles.certificates.k8s.io/v1alpha1->v1beta1"},
 	// apps/v1beta1, apps/v1beta2 and extensions/v1beta1 workloads
 	{dir: "deployment-apps-v1beta1-v1", rule: "deployments.apps/v1beta1->v1"},
+	{dir: "deployment-apps-v1beta1-v1-newer-fields", rule: "deployments.apps/v1beta1->v1"},
 	{dir: "deployment-apps-v1beta2-v1", rule: "deployments.apps/v1beta2->v1"},
+	{dir: "deployment-apps-v1beta2-v1-newer-fields", rule: "deployments.apps/v1beta2->v1"},
 	{dir: "deployment-extensions-v1beta1-apps-v1", rule: "deployments.extensions/v1beta1->apps/v1"},
+	{dir: "deployment-extensions-v1beta1-apps-v1-newer-fields", rule: "deployments.extensions/v1beta1->apps/v1"},
 	{dir: "statefulset-apps-v1beta1-v1", rule: "statefulsets.apps/v1beta1->v1"},
+	{dir: "statefulset-apps-v1beta1-v1-newer-fields", rule: "statefulsets.apps/v1beta1->v1"},
 	{dir: "statefulset-apps-v1beta2-v1", rule: "statefulsets.apps/v1beta2->v1"},
+	{dir: "statefulset-apps-v1beta2-v1-newer-fields", rule: "statefulsets.apps/v1beta2->v1"},
 	{dir: "daemonset-apps-v1beta2-v1", rule: "daemonsets.apps/v1beta2->v1"},
+	{dir: "daemonset-apps-v1beta2-v1-newer-fields", rule: "daemonsets.apps/v1beta2->v1"},
 	{dir: "daemonset-extensions-v1beta1-apps-v1", rule: "daemonsets.extensions/v1beta1->apps/v1"},
+	{dir: "daemonset-extensions-v1beta1-apps-v1-newer-fields", rule: "daemonsets.extensions/v1beta1->apps/v1"},
 	{dir: "replicaset-apps-v1beta2-v1", rule: "replicasets.apps/v1beta2->v1"},
+	{dir: "replicaset-apps-v1beta2-v1-newer-fields", rule: "replicasets.apps/v1beta2->v1"},
 	{dir: "replicaset-extensions-v1beta1-apps-v1", rule: "replicasets.extensions/v1beta1->apps/v1"},
+	{dir: "replicaset-extensions-v1beta1-apps-v1-newer-fields", rule: "replicasets.extensions/v1beta1->apps/v1"},
 	{dir: "controllerrevision-apps-v1beta1-v1", rule: "controllerrevisions.apps/v1beta1->v1"},
+	{dir: "controllerrevision-apps-v1beta1-v1-newer-fields", rule: "controllerrevisions.apps/v1beta1->v1"},
 	{dir: "controllerrevision-apps-v1beta2-v1", rule: "controllerrevisions.apps/v1beta2->v1"},
+	{dir: "controllerrevision-apps-v1beta2-v1-newer-fields", rule: "controllerrevisions.apps/v1beta2->v1"},
 	// extensions/v1beta1 NetworkPolicy
 	{dir: "networkpolicy-extensions-v1beta1-networking-v1", rule: "networkpolicies.extensions/v1beta1->networking.k8s.io/v1"},
+	{dir: "networkpolicy-extensions-v1beta1-networking-v1-newer-fields", rule: "networkpolicies.extensions/v1beta1->networking.k8s.io/v1"},
 	// rbac.authorization.k8s.io/v1beta1 and v1alpha1
 	{dir: "role-rbac-v1beta1-v1", rule: "roles.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "role-rbac-v1beta1-v1-newer-fields", rule: "roles.rbac.authorization.k8s.io/v1beta1->v1"},
 	{dir: "clusterrole-rbac-v1beta1-v1", rule: "clusterroles.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "clusterrole-rbac-v1beta1-v1-newer-fields", rule: "clusterroles.rbac.authorization.k8s.io/v1beta1->v1"},
 	{dir: "rolebinding-rbac-v1beta1-v1", rule: "rolebindings.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "rolebinding-rbac-v1beta1-v1-newer-fields", rule: "rolebindings.rbac.authorization.k8s.io/v1beta1->v1"},
 	{dir: "clusterrolebinding-rbac-v1beta1-v1", rule: "clusterrolebindings.rbac.authorization.k8s.io/v1beta1->v1"},
+	{dir: "clusterrolebinding-rbac-v1beta1-v1-newer-fields", rule: "clusterrolebindings.rbac.authorization.k8s.io/v1beta1->v1"},
 	{dir: "role-rbac-v1alpha1-v1", rule: "roles.rbac.authorization.k8s.io/v1alpha1->v1"},
 	{dir: "clusterrole-rbac-v1alpha1-v1", rule: "clusterroles.rbac.authorization.k8s.io/v1alpha1->v1"},
 	{dir: "rolebinding-rbac-v1alpha1-v1", rule: "rolebindings.rbac.authorization.k8s.io/v1alpha1->v1"},
 	{dir: "clusterrolebinding-rbac-v1alpha1-v1", rule: "clusterrolebindings.rbac.authorization.k8s.io/v1alpha1->v1"},
 	// scheduling.k8s.io/v1beta1 and v1alpha1
 	{dir: "priorityclass-scheduling-v1beta1-v1", rule: "priorityclasses.scheduling.k8s.io/v1beta1->v1"},
+	{dir: "priorityclass-scheduling-v1beta1-v1-newer-fields", rule: "priorityclasses.scheduling.k8s.io/v1beta1->v1"},
 	{dir: "priorityclass-scheduling-v1alpha1-v1", rule: "priorityclasses.scheduling.k8s.io/v1alpha1->v1"},
 	// storage.k8s.io/v1beta1 and v1alpha1
 	{dir: "storageclass-storage-v1beta1-v1", rule: "storageclasses.storage.k8s.io/v1beta1->v1"},
+	{dir: "storageclass-storage-v1beta1-v1-newer-fields", rule: "storageclasses.storage.k8s.io/v1beta1->v1"},
 	{dir: "volumeattachment-storage-v1beta1-v1", rule: "volumeattachments.storage.k8s.io/v1beta1->v1"},
+	{dir: "volumeattachment-storage-v1beta1-v1-newer-fields", rule: "volumeattachments.storage.k8s.io/v1beta1->v1"},
 	{dir: "csidriver-storage-v1beta1-v1", rule: "csidrivers.storage.k8s.io/v1beta1->v1"},
+	{dir: "csidriver-storage-v1beta1-v1-newer-fields", rule: "csidrivers.storage.k8s.io/v1beta1->v1"},
 	{dir: "csinode-storage-v1beta1-v1", rule: "csinodes.storage.k8s.io/v1beta1->v1"},
+	{dir: "csinode-storage-v1beta1-v1-newer-fields", rule: "csinodes.storage.k8s.io/v1beta1->v1"},
 	{dir: "csistoragecapacity-storage-v1beta1-v1", rule: "csistoragecapacities.storage.k8s.io/v1beta1->v1"},
 	{dir: "volumeattachment-storage-v1alpha1-v1", rule: "volumeattachments.storage.k8s.io/v1alpha1->v1"},
+	{dir: "volumeattachment-storage-v1alpha1-v1-newer-fields", rule: "volumeattachments.storage.k8s.io/v1alpha1->v1"},
 	{dir: "csistoragecapacity-storage-v1alpha1-v1beta1", rule: "csistoragecapacities.storage.k8s.io/v1alpha1->v1beta1"},
 	// node.k8s.io/v1beta1 and v1alpha1
 	{dir: "runtimeclass-node-v1beta1-v1", rule: "runtimeclasses.node.k8s.io/v1beta1->v1"},
@@ -177,8 +206,10 @@ var oraclePairs = []oraclePair{
 	{dir: "event-events-v1beta1-v1", rule: "events.events.k8s.io/v1beta1->v1"},
 	// discovery.k8s.io/v1beta1
 	{dir: "endpointslice-discovery-v1beta1-v1", rule: "endpointslices.discovery.k8s.io/v1beta1->v1"},
+	{dir: "endpointslice-discovery-v1beta1-v1-newer-fields", rule: "endpointslices.discovery.k8s.io/v1beta1->v1"},
 	// autoscaling/v2beta1
 	{dir: "hpa-autoscaling-v2beta1-v2", rule: "horizontalpodautoscalers.autoscaling/v2beta1->v2"},
+	{dir: "hpa-autoscaling-v2beta1-v2-newer-fields", rule: "horizontalpodautoscalers.autoscaling/v2beta1->v2"},
 }
 
 // oraclePair is one pair directory of testdata/oracle and the built-in rule
@@ -249,6 +280,36 @@ func TestOracle(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestOraclePairsListEveryDirectory keeps TestOracle from skipping a pair
+// directory: every one under testdata/oracle is in oraclePairs, once.
+func TestOraclePairsListEveryDirectory(t *testing.T) {
+	entries, err := os.ReadDir(oracleRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]int{}
+	for _, p := range oraclePairs {
+		listed[p.dir]++
+	}
+	for dir, n := range listed {
+		if n > 1 {
+			t.Errorf("%s: in oraclePairs %d times", dir, n)
+		}
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if listed[e.Name()] == 0 {
+			t.Errorf("%s: no entry in oraclePairs, so no test compares the built-in rules with it", e.Name())
+		}
+		delete(listed, e.Name())
+	}
+	for dir := range listed {
+		t.Errorf("%s: in oraclePairs but not a directory of %s", dir, oracleRoot)
 	}
 }
 

@@ -92,8 +92,15 @@ func (c *Converter) Decode(data []byte) (runtime.Object, error) {
 // Convert converts an external object to the external version target through
 // the internal version of its group: external → internal → external. The
 // input is not modified (some hand-written conversions mutate their input's
-// nested pointers, so every step works on a deep copy).
-func (c *Converter) Convert(in runtime.Object, target schema.GroupVersionKind) (runtime.Object, error) {
+// nested pointers, so every step works on a deep copy). A conversion that
+// panics (older releases' code dereferences fields their defaulting always
+// set, e.g. v1.15's StatefulSet rollingUpdate.partition) is an error.
+func (c *Converter) Convert(in runtime.Object, target schema.GroupVersionKind) (out runtime.Object, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("conversion to %v panicked: %v", target, r)
+		}
+	}()
 	src := in.GetObjectKind().GroupVersionKind()
 	internal, err := c.Scheme.New(schema.GroupVersionKind{Group: src.Group, Version: runtime.APIVersionInternal, Kind: src.Kind})
 	if err != nil {
@@ -102,7 +109,7 @@ func (c *Converter) Convert(in runtime.Object, target schema.GroupVersionKind) (
 	if err := c.Scheme.Convert(in.DeepCopyObject(), internal, nil); err != nil {
 		return nil, fmt.Errorf("convert %v to internal: %w", src, err)
 	}
-	out, err := c.Scheme.New(target)
+	out, err = c.Scheme.New(target)
 	if err != nil {
 		return nil, fmt.Errorf("type of %v: %w", target, err)
 	}

@@ -34,8 +34,9 @@ var Pairs = []Pair{
 		},
 	},
 	{
-		// Inputs that v1.25 cannot decode (fields added later: behavior tolerance: v1.33),
-		// against the newest conversion code.
+		// Inputs that v1.25 cannot decode, or converts otherwise than newer
+		// releases (behavior tolerance and scale-*-tolerance annotations,
+		// v1.33), against the newest conversion code.
 		Name:    "hpa-autoscaling-v2beta2-v2-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
@@ -60,7 +61,7 @@ var Pairs = []Pair{
 		},
 	},
 	{
-		// Inputs that v1.24 cannot decode (fields added later: unhealthyPodEvictionPolicy: v1.26),
+		// Inputs that v1.24 cannot decode (unhealthyPodEvictionPolicy, v1.26),
 		// against the newest conversion code.
 		Name:    "pdb-policy-v1beta1-v1-newer-fields",
 		Release: "v1.35",
@@ -122,7 +123,7 @@ var Pairs = []Pair{
 		},
 	},
 	{
-		// Inputs that v1.21 cannot decode (fields added later: strategy, preferredHolder: v1.31),
+		// Inputs that v1.21 cannot decode (strategy, preferredHolder, v1.31),
 		// against the newest conversion code.
 		Name:    "lease-coordination-v1beta1-v1-newer-fields",
 		Release: "v1.35",
@@ -138,7 +139,7 @@ var Pairs = []Pair{
 	// flowcontrol.apiserver.k8s.io: every beta version against v1, the hub.
 	{
 		Name:    "flowschema-flowcontrol-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.31",
 		Sides: [2]Side{
 			{"v1beta1", gvk("flowcontrol.apiserver.k8s.io", "v1beta1", "FlowSchema")},
 			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema")},
@@ -150,7 +151,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "flowschema-flowcontrol-v1beta2-v1",
-		Release: "v1.35",
+		Release: "v1.31",
 		Sides: [2]Side{
 			{"v1beta2", gvk("flowcontrol.apiserver.k8s.io", "v1beta2", "FlowSchema")},
 			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema")},
@@ -162,7 +163,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "flowschema-flowcontrol-v1beta3-v1",
-		Release: "v1.35",
+		Release: "v1.31",
 		Sides: [2]Side{
 			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "FlowSchema")},
 			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema")},
@@ -174,7 +175,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "prioritylevel-flowcontrol-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.31",
 		Sides: [2]Side{
 			{"v1beta1", gvk("flowcontrol.apiserver.k8s.io", "v1beta1", "PriorityLevelConfiguration")},
 			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration")},
@@ -186,7 +187,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "prioritylevel-flowcontrol-v1beta2-v1",
-		Release: "v1.35",
+		Release: "v1.31",
 		Sides: [2]Side{
 			{"v1beta2", gvk("flowcontrol.apiserver.k8s.io", "v1beta2", "PriorityLevelConfiguration")},
 			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration")},
@@ -198,7 +199,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "prioritylevel-flowcontrol-v1beta3-v1",
-		Release: "v1.35",
+		Release: "v1.31",
 		Sides: [2]Side{
 			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "PriorityLevelConfiguration")},
 			{"v1", gvk("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration")},
@@ -211,7 +212,7 @@ var Pairs = []Pair{
 	// flowcontrol.apiserver.k8s.io: the hops v1beta1 and v1beta2 -> v1beta3.
 	{
 		Name:    "flowschema-flowcontrol-v1beta1-v1beta3",
-		Release: "v1.35",
+		Release: "v1.26",
 		Sides: [2]Side{
 			{"v1beta1", gvk("flowcontrol.apiserver.k8s.io", "v1beta1", "FlowSchema")},
 			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "FlowSchema")},
@@ -223,7 +224,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "flowschema-flowcontrol-v1beta2-v1beta3",
-		Release: "v1.35",
+		Release: "v1.28",
 		Sides: [2]Side{
 			{"v1beta2", gvk("flowcontrol.apiserver.k8s.io", "v1beta2", "FlowSchema")},
 			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "FlowSchema")},
@@ -235,6 +236,21 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "prioritylevel-flowcontrol-v1beta1-v1beta3",
+		Release: "v1.26",
+		Sides: [2]Side{
+			{"v1beta1", gvk("flowcontrol.apiserver.k8s.io", "v1beta1", "PriorityLevelConfiguration")},
+			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "PriorityLevelConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "flowcontrol.apiserver.k8s.io.v1beta1.PriorityLevelConfiguration.json",
+			"v1beta3": "flowcontrol.apiserver.k8s.io.v1beta3.PriorityLevelConfiguration.json",
+		},
+	},
+	{
+		// Inputs that v1.26 cannot decode, or converts otherwise than newer
+		// releases (exempt, v1.28; preserve-zero-concurrency-shares annotation,
+		// v1.29), against the newest conversion code.
+		Name:    "prioritylevel-flowcontrol-v1beta1-v1beta3-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("flowcontrol.apiserver.k8s.io", "v1beta1", "PriorityLevelConfiguration")},
@@ -247,7 +263,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "prioritylevel-flowcontrol-v1beta2-v1beta3",
-		Release: "v1.35",
+		Release: "v1.28",
 		Sides: [2]Side{
 			{"v1beta2", gvk("flowcontrol.apiserver.k8s.io", "v1beta2", "PriorityLevelConfiguration")},
 			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "PriorityLevelConfiguration")},
@@ -255,6 +271,17 @@ var Pairs = []Pair{
 		Fuzzed: map[string]string{
 			"v1beta2": "flowcontrol.apiserver.k8s.io.v1beta2.PriorityLevelConfiguration.json",
 			"v1beta3": "flowcontrol.apiserver.k8s.io.v1beta3.PriorityLevelConfiguration.json",
+		},
+	},
+	{
+		// Inputs that v1.28 cannot decode, or converts otherwise than newer
+		// releases (preserve-zero-concurrency-shares annotation, v1.29), against
+		// the newest conversion code.
+		Name:    "prioritylevel-flowcontrol-v1beta2-v1beta3-newer-fields",
+		Release: "v1.35",
+		Sides: [2]Side{
+			{"v1beta2", gvk("flowcontrol.apiserver.k8s.io", "v1beta2", "PriorityLevelConfiguration")},
+			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "PriorityLevelConfiguration")},
 		},
 	},
 	// networking.k8s.io ServiceCIDR, IPAddress, IngressClass.
@@ -284,6 +311,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "ingressclass-networking-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "IngressClass")},
+			{"v1", gvk("networking.k8s.io", "v1", "IngressClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "networking.k8s.io.v1beta1.IngressClass.json",
+			"v1":      "networking.k8s.io.v1.IngressClass.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
+		// against the newest conversion code.
+		Name:    "ingressclass-networking-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "IngressClass")},
@@ -297,7 +338,7 @@ var Pairs = []Pair{
 	// storage.k8s.io VolumeAttributesClass.
 	{
 		Name:    "volumeattributesclass-storage-v1alpha1-v1",
-		Release: "v1.35",
+		Release: "v1.34",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("storage.k8s.io", "v1alpha1", "VolumeAttributesClass")},
 			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttributesClass")},
@@ -432,6 +473,20 @@ var Pairs = []Pair{
 	// admissionregistration.k8s.io
 	{
 		Name:    "validatingwebhookconfiguration-admissionregistration-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingWebhookConfiguration")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.ValidatingWebhookConfiguration.json",
+			"v1":      "admissionregistration.k8s.io.v1.ValidatingWebhookConfiguration.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (matchConditions, v1.27; managedFields
+		// subresource, v1.22), against the newest conversion code.
+		Name:    "validatingwebhookconfiguration-admissionregistration-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingWebhookConfiguration")},
@@ -444,6 +499,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "mutatingwebhookconfiguration-admissionregistration-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingWebhookConfiguration")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.MutatingWebhookConfiguration.json",
+			"v1":      "admissionregistration.k8s.io.v1.MutatingWebhookConfiguration.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (matchConditions, v1.27; managedFields
+		// subresource, v1.22), against the newest conversion code.
+		Name:    "mutatingwebhookconfiguration-admissionregistration-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingWebhookConfiguration")},
@@ -456,7 +525,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "validatingadmissionpolicy-admissionregistration-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.33",
 		Sides: [2]Side{
 			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingAdmissionPolicy")},
 			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy")},
@@ -468,7 +537,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "validatingadmissionpolicy-admissionregistration-v1alpha1-v1",
-		Release: "v1.35",
+		Release: "v1.31",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "ValidatingAdmissionPolicy")},
 			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy")},
@@ -480,7 +549,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "validatingadmissionpolicybinding-admissionregistration-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.33",
 		Sides: [2]Side{
 			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingAdmissionPolicyBinding")},
 			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding")},
@@ -492,7 +561,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "validatingadmissionpolicybinding-admissionregistration-v1alpha1-v1",
-		Release: "v1.35",
+		Release: "v1.31",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "ValidatingAdmissionPolicyBinding")},
 			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding")},
@@ -529,6 +598,17 @@ var Pairs = []Pair{
 	// apiextensions.k8s.io
 	{
 		Name:    "customresourcedefinition-apiextensions-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apiextensions.k8s.io", "v1beta1", "CustomResourceDefinition")},
+			{"v1", gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition")},
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (x-kubernetes-validations, v1.23;
+		// selectableFields, v1.30; managedFields subresource, v1.22), against
+		// the newest conversion code.
+		Name:    "customresourcedefinition-apiextensions-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("apiextensions.k8s.io", "v1beta1", "CustomResourceDefinition")},
@@ -542,7 +622,7 @@ var Pairs = []Pair{
 	// apiregistration.k8s.io (k8s.io/kube-aggregator has no round-trip fixtures)
 	{
 		Name:    "apiservice-apiregistration-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.21",
 		Sides: [2]Side{
 			{"v1beta1", gvk("apiregistration.k8s.io", "v1beta1", "APIService")},
 			{"v1", gvk("apiregistration.k8s.io", "v1", "APIService")},
@@ -551,6 +631,20 @@ var Pairs = []Pair{
 	// certificates.k8s.io
 	{
 		Name:    "certificatesigningrequest-certificates-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("certificates.k8s.io", "v1beta1", "CertificateSigningRequest")},
+			{"v1", gvk("certificates.k8s.io", "v1", "CertificateSigningRequest")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "certificates.k8s.io.v1beta1.CertificateSigningRequest.json",
+			"v1":      "certificates.k8s.io.v1.CertificateSigningRequest.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (expirationSeconds, v1.22;
+		// managedFields subresource, v1.22), against the newest conversion code.
+		Name:    "certificatesigningrequest-certificates-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("certificates.k8s.io", "v1beta1", "CertificateSigningRequest")},
@@ -576,6 +670,16 @@ var Pairs = []Pair{
 	// apps/v1beta1, apps/v1beta2 and extensions/v1beta1 workloads
 	{
 		Name:    "deployment-apps-v1beta1-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apps", "v1beta1", "Deployment")},
+			{"v1", gvk("apps", "v1", "Deployment")},
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode (pod template and metadata fields),
+		// against the newest conversion code.
+		Name:    "deployment-apps-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("apps", "v1beta1", "Deployment")},
@@ -588,6 +692,16 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "deployment-apps-v1beta2-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "Deployment")},
+			{"v1", gvk("apps", "v1", "Deployment")},
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode (pod template and metadata fields),
+		// against the newest conversion code.
+		Name:    "deployment-apps-v1beta2-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta2", gvk("apps", "v1beta2", "Deployment")},
@@ -600,6 +714,18 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "statefulset-apps-v1beta1-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apps", "v1beta1", "StatefulSet")},
+			{"v1", gvk("apps", "v1", "StatefulSet")},
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode, or converts otherwise than newer
+		// releases (minReadySeconds, v1.22; pod template and metadata fields;
+		// claim template apiVersion and kind, set by newer releases), against
+		// the newest conversion code.
+		Name:    "statefulset-apps-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("apps", "v1beta1", "StatefulSet")},
@@ -612,6 +738,17 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "statefulset-apps-v1beta2-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "StatefulSet")},
+			{"v1", gvk("apps", "v1", "StatefulSet")},
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode, or convert without the defaulting its
+		// apiserver applied first (minReadySeconds and availableReplicas, v1.22;
+		// pod template and metadata fields), against the newest conversion code.
+		Name:    "statefulset-apps-v1beta2-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta2", gvk("apps", "v1beta2", "StatefulSet")},
@@ -624,6 +761,16 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "daemonset-apps-v1beta2-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "DaemonSet")},
+			{"v1", gvk("apps", "v1", "DaemonSet")},
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode (pod template and metadata fields),
+		// against the newest conversion code.
+		Name:    "daemonset-apps-v1beta2-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta2", gvk("apps", "v1beta2", "DaemonSet")},
@@ -636,6 +783,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "replicaset-apps-v1beta2-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "ReplicaSet")},
+			{"v1", gvk("apps", "v1", "ReplicaSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.ReplicaSet.json",
+			"v1":      "apps.v1.ReplicaSet.json",
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode (pod template and metadata fields),
+		// against the newest conversion code.
+		Name:    "replicaset-apps-v1beta2-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta2", gvk("apps", "v1beta2", "ReplicaSet")},
@@ -648,6 +809,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "controllerrevision-apps-v1beta1-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta1", gvk("apps", "v1beta1", "ControllerRevision")},
+			{"v1", gvk("apps", "v1", "ControllerRevision")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "apps.v1beta1.ControllerRevision.json",
+			"v1":      "apps.v1.ControllerRevision.json",
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode (managedFields fieldsType, v1.18),
+		// against the newest conversion code.
+		Name:    "controllerrevision-apps-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("apps", "v1beta1", "ControllerRevision")},
@@ -660,6 +835,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "controllerrevision-apps-v1beta2-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta2", gvk("apps", "v1beta2", "ControllerRevision")},
+			{"v1", gvk("apps", "v1", "ControllerRevision")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta2": "apps.v1beta2.ControllerRevision.json",
+			"v1":      "apps.v1.ControllerRevision.json",
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode (managedFields fieldsType, v1.18),
+		// against the newest conversion code.
+		Name:    "controllerrevision-apps-v1beta2-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta2", gvk("apps", "v1beta2", "ControllerRevision")},
@@ -672,6 +861,17 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "deployment-extensions-v1beta1-apps-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "Deployment")},
+			{"v1", gvk("apps", "v1", "Deployment")},
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode, or convert without the defaulting its
+		// apiserver applied first (pod template and metadata fields), against
+		// the newest conversion code.
+		Name:    "deployment-extensions-v1beta1-apps-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("extensions", "v1beta1", "Deployment")},
@@ -684,6 +884,17 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "daemonset-extensions-v1beta1-apps-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "DaemonSet")},
+			{"v1", gvk("apps", "v1", "DaemonSet")},
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode, or convert without the defaulting its
+		// apiserver applied first (pod template and metadata fields), against
+		// the newest conversion code.
+		Name:    "daemonset-extensions-v1beta1-apps-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("extensions", "v1beta1", "DaemonSet")},
@@ -696,6 +907,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "replicaset-extensions-v1beta1-apps-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "ReplicaSet")},
+			{"v1", gvk("apps", "v1", "ReplicaSet")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.ReplicaSet.json",
+			"v1":      "apps.v1.ReplicaSet.json",
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode (pod template and metadata fields),
+		// against the newest conversion code.
+		Name:    "replicaset-extensions-v1beta1-apps-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("extensions", "v1beta1", "ReplicaSet")},
@@ -709,6 +934,20 @@ var Pairs = []Pair{
 	// extensions/v1beta1 NetworkPolicy
 	{
 		Name:    "networkpolicy-extensions-v1beta1-networking-v1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"v1beta1", gvk("extensions", "v1beta1", "NetworkPolicy")},
+			{"v1", gvk("networking.k8s.io", "v1", "NetworkPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "extensions.v1beta1.NetworkPolicy.json",
+			"v1":      "networking.k8s.io.v1.NetworkPolicy.json",
+		},
+	},
+	{
+		// Inputs that v1.15 cannot decode (endPort, v1.21; metadata fields),
+		// against the newest conversion code.
+		Name:    "networkpolicy-extensions-v1beta1-networking-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("extensions", "v1beta1", "NetworkPolicy")},
@@ -722,6 +961,20 @@ var Pairs = []Pair{
 	// rbac.authorization.k8s.io/v1beta1 and v1alpha1
 	{
 		Name:    "role-rbac-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "Role")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "Role")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.Role.json",
+			"v1":      "rbac.authorization.k8s.io.v1.Role.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
+		// against the newest conversion code.
+		Name:    "role-rbac-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "Role")},
@@ -734,6 +987,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "clusterrole-rbac-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "ClusterRole")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRole")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.ClusterRole.json",
+			"v1":      "rbac.authorization.k8s.io.v1.ClusterRole.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
+		// against the newest conversion code.
+		Name:    "clusterrole-rbac-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "ClusterRole")},
@@ -746,6 +1013,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "rolebinding-rbac-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "RoleBinding")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "RoleBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.RoleBinding.json",
+			"v1":      "rbac.authorization.k8s.io.v1.RoleBinding.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
+		// against the newest conversion code.
+		Name:    "rolebinding-rbac-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "RoleBinding")},
@@ -758,6 +1039,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "clusterrolebinding-rbac-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "ClusterRoleBinding")},
+			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "rbac.authorization.k8s.io.v1beta1.ClusterRoleBinding.json",
+			"v1":      "rbac.authorization.k8s.io.v1.ClusterRoleBinding.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
+		// against the newest conversion code.
+		Name:    "clusterrolebinding-rbac-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "ClusterRoleBinding")},
@@ -819,6 +1114,20 @@ var Pairs = []Pair{
 	// scheduling.k8s.io/v1beta1 and v1alpha1
 	{
 		Name:    "priorityclass-scheduling-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("scheduling.k8s.io", "v1beta1", "PriorityClass")},
+			{"v1", gvk("scheduling.k8s.io", "v1", "PriorityClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "scheduling.k8s.io.v1beta1.PriorityClass.json",
+			"v1":      "scheduling.k8s.io.v1.PriorityClass.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
+		// against the newest conversion code.
+		Name:    "priorityclass-scheduling-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("scheduling.k8s.io", "v1beta1", "PriorityClass")},
@@ -844,6 +1153,20 @@ var Pairs = []Pair{
 	// storage.k8s.io/v1beta1 and v1alpha1
 	{
 		Name:    "storageclass-storage-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "StorageClass")},
+			{"v1", gvk("storage.k8s.io", "v1", "StorageClass")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.StorageClass.json",
+			"v1":      "storage.k8s.io.v1.StorageClass.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
+		// against the newest conversion code.
+		Name:    "storageclass-storage-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "StorageClass")},
@@ -856,6 +1179,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "volumeattachment-storage-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "VolumeAttachment")},
+			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttachment")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.VolumeAttachment.json",
+			"v1":      "storage.k8s.io.v1.VolumeAttachment.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (status errorCode, v1.33;
+		// managedFields subresource, v1.22), against the newest conversion code.
+		Name:    "volumeattachment-storage-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "VolumeAttachment")},
@@ -868,6 +1205,21 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "csidriver-storage-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIDriver")},
+			{"v1", gvk("storage.k8s.io", "v1", "CSIDriver")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.CSIDriver.json",
+			"v1":      "storage.k8s.io.v1.CSIDriver.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (nodeAllocatableUpdatePeriodSeconds,
+		// v1.33; managedFields subresource, v1.22), against the newest
+		// conversion code.
+		Name:    "csidriver-storage-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIDriver")},
@@ -880,6 +1232,20 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "csinode-storage-v1beta1-v1",
+		Release: "v1.21",
+		Sides: [2]Side{
+			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSINode")},
+			{"v1", gvk("storage.k8s.io", "v1", "CSINode")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "storage.k8s.io.v1beta1.CSINode.json",
+			"v1":      "storage.k8s.io.v1.CSINode.json",
+		},
+	},
+	{
+		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
+		// against the newest conversion code.
+		Name:    "csinode-storage-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSINode")},
@@ -892,7 +1258,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "csistoragecapacity-storage-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.26",
 		Sides: [2]Side{
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIStorageCapacity")},
 			{"v1", gvk("storage.k8s.io", "v1", "CSIStorageCapacity")},
@@ -904,6 +1270,21 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "volumeattachment-storage-v1alpha1-v1",
+		Release: "v1.23",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("storage.k8s.io", "v1alpha1", "VolumeAttachment")},
+			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttachment")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "storage.k8s.io.v1alpha1.VolumeAttachment.json",
+			"v1":       "storage.k8s.io.v1.VolumeAttachment.json",
+		},
+	},
+	{
+		// Inputs that v1.23 cannot decode (errorCode, v1.33;
+		// nodeExpandSecretRef; volumeAttributesClassName), against the newest
+		// conversion code.
+		Name:    "volumeattachment-storage-v1alpha1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("storage.k8s.io", "v1alpha1", "VolumeAttachment")},
@@ -916,7 +1297,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "csistoragecapacity-storage-v1alpha1-v1beta1",
-		Release: "v1.35",
+		Release: "v1.23",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("storage.k8s.io", "v1alpha1", "CSIStorageCapacity")},
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIStorageCapacity")},
@@ -929,7 +1310,7 @@ var Pairs = []Pair{
 	// node.k8s.io/v1beta1 and v1alpha1
 	{
 		Name:    "runtimeclass-node-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.24",
 		Sides: [2]Side{
 			{"v1beta1", gvk("node.k8s.io", "v1beta1", "RuntimeClass")},
 			{"v1", gvk("node.k8s.io", "v1", "RuntimeClass")},
@@ -954,7 +1335,7 @@ var Pairs = []Pair{
 	// events.k8s.io/v1beta1
 	{
 		Name:    "event-events-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.24",
 		Sides: [2]Side{
 			{"v1beta1", gvk("events.k8s.io", "v1beta1", "Event")},
 			{"v1", gvk("events.k8s.io", "v1", "Event")},
@@ -967,6 +1348,20 @@ var Pairs = []Pair{
 	// discovery.k8s.io/v1beta1
 	{
 		Name:    "endpointslice-discovery-v1beta1-v1",
+		Release: "v1.24",
+		Sides: [2]Side{
+			{"v1beta1", gvk("discovery.k8s.io", "v1beta1", "EndpointSlice")},
+			{"v1", gvk("discovery.k8s.io", "v1", "EndpointSlice")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "discovery.k8s.io.v1beta1.EndpointSlice.json",
+			"v1":      "discovery.k8s.io.v1.EndpointSlice.json",
+		},
+	},
+	{
+		// Inputs that v1.24 cannot decode (hints forNodes, v1.33), against the
+		// newest conversion code.
+		Name:    "endpointslice-discovery-v1beta1-v1-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
 			{"v1beta1", gvk("discovery.k8s.io", "v1beta1", "EndpointSlice")},
@@ -980,7 +1375,7 @@ var Pairs = []Pair{
 	// autoscaling/v2beta1
 	{
 		Name:    "hpa-autoscaling-v2beta1-v2",
-		Release: "v1.35",
+		Release: "v1.24",
 		Sides: [2]Side{
 			{"v2beta1", gvk("autoscaling", "v2beta1", "HorizontalPodAutoscaler")},
 			{"v2", gvk("autoscaling", "v2", "HorizontalPodAutoscaler")},
@@ -988,6 +1383,20 @@ var Pairs = []Pair{
 		Fuzzed: map[string]string{
 			"v2beta1": "autoscaling.v2beta1.HorizontalPodAutoscaler.json",
 			"v2":      "autoscaling.v2.HorizontalPodAutoscaler.json",
+		},
+	},
+	{
+		// Inputs that v1.24 cannot decode, or converts otherwise than newer
+		// releases (behavior tolerance and scale-*-tolerance annotations,
+		// v1.33), against the newest conversion code.
+		Name:    "hpa-autoscaling-v2beta1-v2-newer-fields",
+		Release: "v1.35",
+		Sides: [2]Side{
+			{"v2beta1", gvk("autoscaling", "v2beta1", "HorizontalPodAutoscaler")},
+			{"v2", gvk("autoscaling", "v2", "HorizontalPodAutoscaler")},
+		},
+		Fuzzed: map[string]string{
+			"v2": "autoscaling.v2.HorizontalPodAutoscaler.json",
 		},
 	},
 }

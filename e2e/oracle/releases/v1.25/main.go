@@ -9,17 +9,16 @@ import (
 	"github.com/mvpctl/mvpctl/e2e/oracle"
 
 	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
-	flowcontrolinstall "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
 )
 
 func main() { oracle.Main(newScheme) }
 
 // newScheme installs the groups of the last release that served
-// autoscaling/v2beta2 HorizontalPodAutoscaler and
-// flowcontrol.apiserver.k8s.io/v1beta1 (removed in v1.26).
+// autoscaling/v2beta2 HorizontalPodAutoscaler (removed in v1.26).
+// flowcontrol.apiserver.k8s.io/v1beta1, removed in v1.26 too, is checked
+// against v1.26 (releases/v1.26): v1.25 has no v1beta3 to convert it to.
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	autoscalinginstall.Install(s)
-	flowcontrolinstall.Install(s)
 	return s
 }

@@ -8,15 +8,19 @@ import (
 
 	"github.com/mvpctl/mvpctl/e2e/oracle"
 
+	flowcontrolinstall "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
 	storageinstall "k8s.io/kubernetes/pkg/apis/storage/install"
 )
 
 func main() { oracle.Main(newScheme) }
 
 // newScheme installs the groups of the last release that served
-// storage.k8s.io/v1beta1 CSIStorageCapacity (removed in v1.27).
+// storage.k8s.io/v1beta1 CSIStorageCapacity (removed in v1.27), and
+// flowcontrol.apiserver.k8s.io: v1.26 is the first release whose code has
+// v1beta3, the version v1beta1 (last served by v1.25) converts to.
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
+	flowcontrolinstall.Install(s)
 	storageinstall.Install(s)
 	return s
 }
