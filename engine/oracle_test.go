@@ -58,6 +58,7 @@ var oraclePairs = []struct {
 	{dir: "hpa-autoscaling-v1-v2", rule: "horizontalpodautoscalers.autoscaling/v1->v2"},
 	{dir: "lease-coordination-v1beta1-v1", rule: "leases.coordination.k8s.io/v1beta1->v1"},
 	{dir: "lease-coordination-v1beta1-v1-newer-fields", rule: "leases.coordination.k8s.io/v1beta1->v1"},
+	{dir: "psp-extensions-v1beta1-policy-v1beta1", rule: "podsecuritypolicies.extensions/v1beta1->policy/v1beta1", served: true},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -130,9 +131,9 @@ func oracleCases(t *testing.T, native, viaJQ *engine.Converter, pairDir, ruleID 
 		name := strings.TrimSuffix(filepath.Base(in), ".json")
 		obj := readJSON(t, in)
 		from, _ := schema.ParseGroupVersion(obj["apiVersion"].(string))
-		to, label := rule.Forward.To, labelOf(rule.Forward.To)
+		to, label := rule.Forward.To, labelOf(rule.Forward.To, rule.Forward.From)
 		if from == rule.Forward.To {
-			to, label = rule.Forward.From, labelOf(rule.Forward.From)
+			to, label = rule.Forward.From, labelOf(rule.Forward.From, rule.Forward.To)
 		}
 		stem := name[:strings.LastIndex(name, ".")]
 		want := filepath.Join(dir, "out", stem+"."+label+".json")
@@ -159,8 +160,15 @@ func oracleCases(t *testing.T, native, viaJQ *engine.Converter, pairDir, ruleID 
 	return cases
 }
 
-// labelOf is the file label of a group/version in the oracle: its version.
-func labelOf(gv schema.GroupVersion) string { return gv.Version }
+// labelOf is the file label of a group/version in the oracle: its version,
+// or its group's first name where the other side has the same version
+// (PodSecurityPolicy: extensions/v1beta1 and policy/v1beta1).
+func labelOf(gv, other schema.GroupVersion) string {
+	if gv.Version == other.Version {
+		return strings.SplitN(gv.Group, ".", 2)[0]
+	}
+	return gv.Version
+}
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
@@ -261,6 +269,8 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &coordinationv1.Lease{}
 	case "coordination.k8s.io/v1beta1/Lease":
 		return &coordinationv1beta1.Lease{}
+	case "extensions/v1beta1/PodSecurityPolicy", "policy/v1beta1/PodSecurityPolicy":
+		return &podSecurityPolicy{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

@@ -75,8 +75,9 @@ type Finding struct {
 	// served by the target release; empty when Kubernetes names nothing.
 	ReplacementAPIVersion string `json:"replacementApiVersion,omitempty"`
 	ReplacementKind       string `json:"replacementKind,omitempty"`
-	// Convertible says whether a built-in rule of mvpctl converts the object
-	// (mvpctl convert, mvpctl proxy).
+	// Convertible says whether the built-in rules of mvpctl convert the
+	// object to a version the target release serves (mvpctl convert, mvpctl
+	// proxy).
 	Convertible bool `json:"convertible"`
 }
 
@@ -215,7 +216,7 @@ func (c checker) check(apiVersion, kind string) (Finding, bool) {
 	if r := l.ReplacementAt(c.target); !r.Empty() {
 		f.ReplacementAPIVersion, f.ReplacementKind = r.GroupVersion().String(), r.Kind
 	}
-	f.Convertible = builtin.Converts(l.GroupVersionKind)
+	f.Convertible = builtin.ConvertsAt(l.GroupVersionKind, c.target)
 	return f, true
 }
 

@@ -130,4 +130,20 @@ var Pairs = []Pair{
 			"v1":      "coordination.k8s.io.v1.Lease.json",
 		},
 	},
+	// PodSecurityPolicy between its groups: extensions/v1beta1 (removed in
+	// v1.16) and policy/v1beta1 (removed in v1.25, no successor), both
+	// served by v1.15. The versions are spelled alike, so the sides are
+	// labelled by group.
+	{
+		Name:    "psp-extensions-v1beta1-policy-v1beta1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"extensions", gvk("extensions", "v1beta1", "PodSecurityPolicy")},
+			{"policy", gvk("policy", "v1beta1", "PodSecurityPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"extensions": "extensions.v1beta1.PodSecurityPolicy.json",
+			"policy":     "policy.v1beta1.PodSecurityPolicy.json",
+		},
+	},
 }
