@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
+	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -59,6 +62,10 @@ var oraclePairs = []struct {
 	{dir: "lease-coordination-v1beta1-v1", rule: "leases.coordination.k8s.io/v1beta1->v1"},
 	{dir: "lease-coordination-v1beta1-v1-newer-fields", rule: "leases.coordination.k8s.io/v1beta1->v1"},
 	{dir: "psp-extensions-v1beta1-policy-v1beta1", rule: "podsecuritypolicies.extensions/v1beta1->policy/v1beta1", served: true},
+	{dir: "mutatingadmissionpolicy-admissionregistration-v1beta1-v1", rule: "mutatingadmissionpolicies.admissionregistration.k8s.io/v1beta1->v1"},
+	{dir: "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1", rule: "mutatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1"},
+	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1beta1-v1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1beta1->v1"},
+	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1", served: true},
 }
 
 // loadBuiltin compiles the built-in rules for both executors.
@@ -271,6 +278,18 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &coordinationv1beta1.Lease{}
 	case "extensions/v1beta1/PodSecurityPolicy", "policy/v1beta1/PodSecurityPolicy":
 		return &podSecurityPolicy{}
+	case "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy":
+		return &admissionregistrationv1.MutatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy":
+		return &admissionregistrationv1beta1.MutatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1alpha1/MutatingAdmissionPolicy":
+		return &admissionregistrationv1alpha1.MutatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1/MutatingAdmissionPolicyBinding":
+		return &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicyBinding":
+		return &admissionregistrationv1beta1.MutatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1alpha1/MutatingAdmissionPolicyBinding":
+		return &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{}
 	}
 	t.Fatalf("no Kubernetes type for %s", gvk)
 	return nil

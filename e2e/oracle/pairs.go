@@ -146,4 +146,54 @@ var Pairs = []Pair{
 			"policy":     "policy.v1beta1.PodSecurityPolicy.json",
 		},
 	},
+	// MutatingAdmissionPolicy and its Binding: admissionregistration.k8s.io/v1
+	// arrived in v1.36, the hub that v1beta1 and v1alpha1 convert to.
+	{
+		Name:    "mutatingadmissionpolicy-admissionregistration-v1beta1-v1",
+		Release: "v1.36",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicy")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.MutatingAdmissionPolicy.json",
+			"v1":      "admissionregistration.k8s.io.v1.MutatingAdmissionPolicy.json",
+		},
+	},
+	{
+		Name:    "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1",
+		Release: "v1.36",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "MutatingAdmissionPolicy")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.MutatingAdmissionPolicy.json",
+			"v1":       "admissionregistration.k8s.io.v1.MutatingAdmissionPolicy.json",
+		},
+	},
+	{
+		Name:    "mutatingadmissionpolicybinding-admissionregistration-v1beta1-v1",
+		Release: "v1.36",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicyBinding")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicyBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.MutatingAdmissionPolicyBinding.json",
+			"v1":      "admissionregistration.k8s.io.v1.MutatingAdmissionPolicyBinding.json",
+		},
+	},
+	{
+		Name:    "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1",
+		Release: "v1.36",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "MutatingAdmissionPolicyBinding")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicyBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.MutatingAdmissionPolicyBinding.json",
+			"v1":       "admissionregistration.k8s.io.v1.MutatingAdmissionPolicyBinding.json",
+		},
+	},
 }
