@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mvpctl/mvpctl/rules/builtin"
 )
 
 func TestRulesBuiltin_Text(t *testing.T) {
@@ -24,13 +26,16 @@ func TestRulesBuiltin_Text(t *testing.T) {
 		"Lease coordination.k8s.io/v1beta1 coordination.k8s.io/v1 v1.19 v1.22 builtin/coordination.k8s.io.yaml",
 		"HorizontalPodAutoscaler autoscaling/v2beta2 autoscaling/v2 v1.23 v1.26 builtin/autoscaling.yaml",
 		"HorizontalPodAutoscaler autoscaling/v1 autoscaling/v2 - - builtin/autoscaling.yaml",
+		"PodSecurityPolicy extensions/v1beta1 policy/v1beta1 v1.11 v1.16 builtin/policy.yaml",
+		"MutatingAdmissionPolicy admissionregistration.k8s.io/v1beta1 admissionregistration.k8s.io/v1 v1.37 v1.40 builtin/admissionregistration.k8s.io.yaml",
+		"MutatingAdmissionPolicyBinding admissionregistration.k8s.io/v1alpha1 admissionregistration.k8s.io/v1 v1.35 v1.38 builtin/admissionregistration.k8s.io.yaml",
 	} {
 		if !lines[want] {
 			t.Errorf("output lacks the line %q:\n%s", want, out)
 		}
 	}
-	if n := strings.Count(out, "\n"); n != 8 {
-		t.Errorf("%d lines, want a header and seven rules:\n%s", n, out)
+	if n, want := strings.Count(out, "\n"), 1+len(builtinRules(t)); n != want {
+		t.Errorf("%d lines, want a header and one line per built-in rule (%d):\n%s", n, want, out)
 	}
 }
 
@@ -54,9 +59,23 @@ func TestRulesBuiltin_JSON(t *testing.T) {
 	if hpa := byID["horizontalpodautoscalers.autoscaling/v1->v2"]; hpa.Name == "" || hpa.DeprecatedIn != "" || hpa.RemovedIn != "" {
 		t.Errorf("autoscaling/v1 is not deprecated: %+v", hpa)
 	}
-	if len(list) != 7 {
-		t.Errorf("%d rules", len(list))
+	if want := len(builtinRules(t)); len(list) != want {
+		t.Errorf("%d rules, want %d", len(list), want)
 	}
+}
+
+// builtinRules are the rules the embedded files hold, which the command
+// must list one for one.
+func builtinRules(t *testing.T) []builtin.Rule {
+	t.Helper()
+	rs, err := builtin.Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) < 7 {
+		t.Fatalf("%d built-in rules", len(rs))
+	}
+	return rs
 }
 
 func TestRulesBuiltin_BadOutput(t *testing.T) {
