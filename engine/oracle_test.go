@@ -127,8 +127,14 @@ var oraclePairs = []oraclePair{
 	{dir: "validatingadmissionpolicy-admissionregistration-v1alpha1-v1", rule: "validatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1"},
 	{dir: "validatingadmissionpolicybinding-admissionregistration-v1beta1-v1", rule: "validatingadmissionpolicybindings.admissionregistration.k8s.io/v1beta1->v1"},
 	{dir: "validatingadmissionpolicybinding-admissionregistration-v1alpha1-v1", rule: "validatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1", served: true},
-	{dir: "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1beta1"},
-	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1beta1", served: true},
+	{dir: "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1", to: "admissionregistration.k8s.io/v1beta1"},
+	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1beta1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1", served: true, to: "admissionregistration.k8s.io/v1beta1"},
+	{dir: "mutatingadmissionpolicy-admissionregistration-v1beta1-v1", rule: "mutatingadmissionpolicies.admissionregistration.k8s.io/v1beta1->v1"},
+	{dir: "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1", rule: "mutatingadmissionpolicies.admissionregistration.k8s.io/v1alpha1->v1"},
+	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1beta1-v1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1beta1->v1"},
+	{dir: "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1", rule: "mutatingadmissionpolicybindings.admissionregistration.k8s.io/v1alpha1->v1", served: true},
+	// PodSecurityPolicy between its groups
+	{dir: "psp-extensions-v1beta1-policy-v1beta1", rule: "podsecuritypolicies.extensions/v1beta1->policy/v1beta1", served: true},
 	// apiextensions.k8s.io
 	{dir: "customresourcedefinition-apiextensions-v1beta1-v1", rule: "customresourcedefinitions.apiextensions.k8s.io/v1beta1->v1", served: true},
 	{dir: "customresourcedefinition-apiextensions-v1beta1-v1-newer-fields", rule: "customresourcedefinitions.apiextensions.k8s.io/v1beta1->v1", served: true},
@@ -349,9 +355,9 @@ func oracleCaseOf(t *testing.T, native, viaJQ *engine.Converter, pair oraclePair
 	if pair.to != "" {
 		far, _ = schema.ParseGroupVersion(pair.to)
 	}
-	to, label := far, labelOf(far)
+	to, label := far, labelOf(far, near)
 	if from == far {
-		to, label = near, labelOf(near)
+		to, label = near, labelOf(near, far)
 	}
 	stem := name[:strings.LastIndex(name, ".")]
 	want := filepath.Join(dir, "out", stem+"."+label+".json")
@@ -393,8 +399,15 @@ func deletePath(obj map[string]any, p []string) {
 	delete(obj, p[len(p)-1])
 }
 
-// labelOf is the file label of a group/version in the oracle: its version.
-func labelOf(gv schema.GroupVersion) string { return gv.Version }
+// labelOf is the file label of a group/version in the oracle: its version,
+// or its group's first name where the other side has the same version
+// (PodSecurityPolicy: extensions/v1beta1 and policy/v1beta1).
+func labelOf(gv, other schema.GroupVersion) string {
+	if gv.Version == other.Version {
+		return strings.SplitN(gv.Group, ".", 2)[0]
+	}
+	return gv.Version
+}
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
@@ -580,6 +593,12 @@ func typedFor(t *testing.T, gvk schema.GroupVersionKind) any {
 		return &admissionregistrationv1beta1.ValidatingAdmissionPolicyBinding{}
 	case "admissionregistration.k8s.io/v1alpha1/ValidatingAdmissionPolicyBinding":
 		return &admissionregistrationv1alpha1.ValidatingAdmissionPolicyBinding{}
+	case "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy":
+		return &admissionregistrationv1.MutatingAdmissionPolicy{}
+	case "admissionregistration.k8s.io/v1/MutatingAdmissionPolicyBinding":
+		return &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
+	case "extensions/v1beta1/PodSecurityPolicy", "policy/v1beta1/PodSecurityPolicy":
+		return &podSecurityPolicy{}
 	case "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy":
 		return &admissionregistrationv1beta1.MutatingAdmissionPolicy{}
 	case "admissionregistration.k8s.io/v1alpha1/MutatingAdmissionPolicy":

@@ -76,8 +76,9 @@ type Finding struct {
 	// target serves (PodSecurityPolicy).
 	ReplacementAPIVersion string `json:"replacementApiVersion,omitempty"`
 	ReplacementKind       string `json:"replacementKind,omitempty"`
-	// Convertible says whether a built-in rule of mvpctl converts the object
-	// (mvpctl convert, mvpctl proxy).
+	// Convertible says whether the built-in rules of mvpctl convert the
+	// object to a version the target release serves (mvpctl convert, mvpctl
+	// proxy).
 	Convertible bool `json:"convertible"`
 }
 
@@ -216,7 +217,7 @@ func (c checker) check(apiVersion, kind string) (Finding, bool) {
 	if r, _ := l.UpgradeAt(c.target, true); !r.Empty() {
 		f.ReplacementAPIVersion, f.ReplacementKind = r.GroupVersion().String(), r.Kind
 	}
-	f.Convertible = builtin.Converts(l.GroupVersionKind)
+	f.Convertible = builtin.ConvertsAt(l.GroupVersionKind, c.target)
 	return f, true
 }
 

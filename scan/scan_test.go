@@ -184,6 +184,37 @@ func TestRun_TargetVersion(t *testing.T) {
 	}
 }
 
+// PodSecurityPolicy: policy/v1beta1 was removed in v1.25 with no
+// replacement, and the built-in rule converts it only to extensions/v1beta1,
+// removed before it, so nothing converts it; extensions/v1beta1 converts to
+// policy/v1beta1 while a release still serves that.
+func TestRun_PodSecurityPolicy(t *testing.T) {
+	scanAt := func(apiVersion string, target builtin.Release) Finding {
+		t.Helper()
+		in := "apiVersion: " + apiVersion + "\nkind: PodSecurityPolicy\nmetadata: {name: restricted}\n"
+		res := Run(context.Background(), []string{"-"}, Options{Stdin: strings.NewReader(in), Target: target})
+		if len(res.Findings) != 1 || len(res.Errors) != 0 {
+			t.Fatalf("%s at %v: findings %+v, errors %v", apiVersion, target, res.Findings, res.Errors)
+		}
+		return res.Findings[0]
+	}
+	v125 := builtin.Release{Major: 1, Minor: 25}
+	f := scanAt("policy/v1beta1", v125)
+	if f.Status != Removed || f.RemovedIn != "v1.25" || f.Replacement() != "" || f.Convertible {
+		t.Errorf("policy/v1beta1 at v1.25: %+v", f)
+	}
+	if msg := f.Message(v125); !strings.Contains(msg, "Kubernetes v1.25 names no replacement") || strings.Contains(msg, "mvpctl convert") {
+		t.Errorf("message: %s", msg)
+	}
+	f = scanAt("extensions/v1beta1", builtin.Release{Major: 1, Minor: 20})
+	if f.Status != Removed || f.RemovedIn != "v1.16" || f.Replacement() != "policy/v1beta1" || !f.Convertible {
+		t.Errorf("extensions/v1beta1 at v1.20: %+v", f)
+	}
+	if f = scanAt("extensions/v1beta1", v125); f.Convertible {
+		t.Errorf("extensions/v1beta1 at v1.25: %+v", f)
+	}
+}
+
 func TestRun_BadInput(t *testing.T) {
 	root := writeTree(t, map[string]string{
 		"bad.yaml":    "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: after}\n---\napiVersion: policy/v1beta1\nkind: [\n",

@@ -1399,4 +1399,70 @@ var Pairs = []Pair{
 			"v2": "autoscaling.v2.HorizontalPodAutoscaler.json",
 		},
 	},
+	// PodSecurityPolicy between its groups: extensions/v1beta1 (removed in
+	// v1.16) and policy/v1beta1 (removed in v1.25, no successor), both
+	// served by v1.15. The versions are spelled alike, so the sides are
+	// labelled by group.
+	{
+		Name:    "psp-extensions-v1beta1-policy-v1beta1",
+		Release: "v1.15",
+		Sides: [2]Side{
+			{"extensions", gvk("extensions", "v1beta1", "PodSecurityPolicy")},
+			{"policy", gvk("policy", "v1beta1", "PodSecurityPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"extensions": "extensions.v1beta1.PodSecurityPolicy.json",
+			"policy":     "policy.v1beta1.PodSecurityPolicy.json",
+		},
+	},
+	// MutatingAdmissionPolicy and its Binding: admissionregistration.k8s.io/v1
+	// arrived in v1.36, the hub that v1beta1 and v1alpha1 convert to.
+	{
+		Name:    "mutatingadmissionpolicy-admissionregistration-v1beta1-v1",
+		Release: "v1.36",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicy")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.MutatingAdmissionPolicy.json",
+			"v1":      "admissionregistration.k8s.io.v1.MutatingAdmissionPolicy.json",
+		},
+	},
+	{
+		Name:    "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1",
+		Release: "v1.36",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "MutatingAdmissionPolicy")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.MutatingAdmissionPolicy.json",
+			"v1":       "admissionregistration.k8s.io.v1.MutatingAdmissionPolicy.json",
+		},
+	},
+	{
+		Name:    "mutatingadmissionpolicybinding-admissionregistration-v1beta1-v1",
+		Release: "v1.36",
+		Sides: [2]Side{
+			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicyBinding")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicyBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1beta1": "admissionregistration.k8s.io.v1beta1.MutatingAdmissionPolicyBinding.json",
+			"v1":      "admissionregistration.k8s.io.v1.MutatingAdmissionPolicyBinding.json",
+		},
+	},
+	{
+		Name:    "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1",
+		Release: "v1.36",
+		Sides: [2]Side{
+			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "MutatingAdmissionPolicyBinding")},
+			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicyBinding")},
+		},
+		Fuzzed: map[string]string{
+			"v1alpha1": "admissionregistration.k8s.io.v1alpha1.MutatingAdmissionPolicyBinding.json",
+			"v1":       "admissionregistration.k8s.io.v1.MutatingAdmissionPolicyBinding.json",
+		},
+	},
 }

@@ -96,7 +96,7 @@ func TestConverts(t *testing.T) {
 		{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"}:     true,
 		{Group: "extensions", Version: "v1beta1", Kind: "Ingress"}:             true,
 		{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler"}: true,
-		{Group: "policy", Version: "v1beta1", Kind: "PodSecurityPolicy"}:       false,
+		{Group: "policy", Version: "v1beta1", Kind: "PodSecurityPolicy"}:       true,
 		{Group: "extensions", Version: "v1beta1", Kind: "Deployment"}:          true,
 		{Group: "apps", Version: "v1beta1", Kind: "DeploymentRollback"}:        false,
 	} {
@@ -143,6 +143,35 @@ func TestRules_LeaveSelectableMetadata(t *testing.T) {
 					t.Errorf("%s: %s: transformations[%d] may change %s: %s", ref.Doc.File, ref.Rule.ID(), i, f, why)
 				}
 			}
+		}
+	}
+}
+
+// ConvertsAt follows the rules to a version the release serves:
+// PodSecurityPolicy converts between its groups only while one of them is
+// served besides the object's own.
+func TestConvertsAt(t *testing.T) {
+	psp := func(group string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: group, Version: "v1beta1", Kind: "PodSecurityPolicy"}
+	}
+	pdb := schema.GroupVersionKind{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"}
+	for _, c := range []struct {
+		gvk     schema.GroupVersionKind
+		release builtin.Release
+		want    bool
+	}{
+		{psp("extensions"), builtin.Release{Major: 1, Minor: 15}, true},
+		{psp("extensions"), builtin.Release{Major: 1, Minor: 24}, true},
+		{psp("extensions"), builtin.Release{Major: 1, Minor: 25}, false},
+		{psp("policy"), builtin.Release{Major: 1, Minor: 15}, true},
+		{psp("policy"), builtin.Release{Major: 1, Minor: 16}, false},
+		{psp("policy"), builtin.Release{Major: 1, Minor: 25}, false},
+		{pdb, builtin.Release{Major: 1, Minor: 25}, true},
+		{pdb, builtin.Release{Major: 1, Minor: 20}, false}, // policy/v1 arrived in v1.21
+		{schema.GroupVersionKind{Group: "extensions", Version: "v1beta1", Kind: "Ingress"}, builtin.Release{Major: 1, Minor: 36}, true},
+	} {
+		if got := builtin.ConvertsAt(c.gvk, c.release); got != c.want {
+			t.Errorf("ConvertsAt(%v, %v) = %v, want %v", c.gvk, c.release, got, c.want)
 		}
 	}
 }

@@ -26,6 +26,9 @@ func TestRulesBuiltin_Text(t *testing.T) {
 		"Lease coordination.k8s.io/v1beta1 coordination.k8s.io/v1 v1.19 v1.22 builtin/coordination.k8s.io.yaml",
 		"HorizontalPodAutoscaler autoscaling/v2beta2 autoscaling/v2 v1.23 v1.26 builtin/autoscaling.yaml",
 		"HorizontalPodAutoscaler autoscaling/v1 autoscaling/v2 - - builtin/autoscaling.yaml",
+		"PodSecurityPolicy extensions/v1beta1 policy/v1beta1 v1.11 v1.16 builtin/policy.yaml",
+		"MutatingAdmissionPolicy admissionregistration.k8s.io/v1beta1 admissionregistration.k8s.io/v1 v1.37 v1.40 builtin/admissionregistration.k8s.io.yaml",
+		"MutatingAdmissionPolicyBinding admissionregistration.k8s.io/v1alpha1 admissionregistration.k8s.io/v1 v1.35 v1.38 builtin/admissionregistration.k8s.io.yaml",
 	} {
 		if !lines[want] {
 			t.Errorf("output lacks the line %q:\n%s", want, out)
