@@ -148,12 +148,7 @@ var oraclePairs = []struct {
 	// apiregistration.k8s.io
 	{dir: "apiservice-apiregistration-v1beta1-v1", rule: "apiservices.apiregistration.k8s.io/v1beta1->v1", served: true},
 	// certificates.k8s.io
-	{dir: "certificatesigningrequest-certificates-v1beta1-v1", rule: "certificatesigningrequests.certificates.k8s.io/v1beta1->v1", served: true,
-		unmatched: map[string][][]string{
-			// v1beta1 defaults signerName from the X.509 request.
-			"kubelet-bootstrap.v1beta1":           {{"spec", "signerName"}},
-			"service-serving-no-defaults.v1beta1": {{"spec", "signerName"}},
-		}},
+	{dir: "certificatesigningrequest-certificates-v1beta1-v1", rule: "certificatesigningrequests.certificates.k8s.io/v1beta1->v1", served: true},
 	{dir: "clustertrustbundle-certificates-v1alpha1-v1beta1", rule: "clustertrustbundles.certificates.k8s.io/v1alpha1->v1beta1"},
 	// apps/v1beta1, apps/v1beta2 and extensions/v1beta1 workloads
 	{dir: "deployment-apps-v1beta1-v1", rule: "deployments.apps/v1beta1->v1", defaulted: [][]string{{"spec", "selector"}}},
