@@ -130,7 +130,7 @@ way (as kubectl convert writes none).`,
 	f.StringVar(&opts.Engine, "engine", "native", "executor: native (fast) or jq (the generated jq programs)")
 	f.DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object (a rule that loops fails)")
 	f.BoolVar(&opts.InPlace, "in-place", false, "rewrite the files that have converted documents, keeping their other documents byte for byte, instead of writing to standard output")
-	f.BoolVar(&opts.RoundTripData, "round-trip-data", false, "keep the "+rules.ConversionDataAnnotation+" annotation that lets mvpctl convert an object back losslessly (default: true with --output-version, false with --kubernetes-version)")
+	f.BoolVar(&opts.RoundTripData, "round-trip-data", false, "keep the "+rules.ConversionDataAnnotation+" annotation, with which converting an object back gives it as it was (default: true with --output-version, false with --kubernetes-version)")
 	markFilenameFlags(cmd, "filename", "rules")
 	registerCompletion(cmd, "output", completeWords(objectOutputFormats()...))
 	registerCompletion(cmd, "engine", completeWords("native", "jq"))
