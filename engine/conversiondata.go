@@ -55,6 +55,33 @@ func dropConversionData(obj map[string]any) {
 	}
 }
 
+// StripConversionData removes the round-trip annotation from an object, for
+// output that will not be converted back: it undoes what writing the
+// annotation added (the annotations map, and metadata, where the
+// annotation's "$created" says the conversion created them and nothing else
+// is in them now).
+func StripConversionData(obj map[string]any) {
+	meta, _ := obj["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	raw, ok := ann[rules.ConversionDataAnnotation]
+	if !ok {
+		return
+	}
+	delete(ann, rules.ConversionDataAnnotation)
+	var created []any
+	if s, ok := raw.(string); ok {
+		if all, err := DecodeObject([]byte(s)); err == nil {
+			created, _ = all["$created"].([]any)
+		}
+	}
+	if contains(created, "annotations") && len(ann) == 0 {
+		delete(meta, "annotations")
+	}
+	if contains(created, "metadata") && len(meta) == 0 {
+		delete(obj, "metadata")
+	}
+}
+
 // snapshot copies of obj what running progs may change in place, so that
 // the object can be converted again without its annotation if the
 // annotation makes the first run fail: the top-level map, the members the

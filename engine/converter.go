@@ -405,6 +405,8 @@ func (c *Converter) runPath(ctx context.Context, obj, data map[string]any, gvk s
 func (c *Converter) convertList(ctx context.Context, obj map[string]any, to schema.GroupVersion) (map[string]any, error) {
 	items, _ := obj["items"].([]any)
 	var failed []ItemError
+	typed := listItemGVK(obj)
+	var untyped []int // items that took their apiVersion and kind from the list
 	for i, it := range items {
 		m, ok := it.(map[string]any)
 		if !ok {
@@ -414,6 +416,10 @@ func (c *Converter) convertList(ctx context.Context, obj map[string]any, to sche
 			}
 			failed = append(failed, ItemError{Index: i, Err: err})
 			continue
+		}
+		if withType, ok := typeFromList(m, typed); ok {
+			m = withType
+			untyped = append(untyped, i)
 		}
 		out, err := c.Convert(ctx, m, to)
 		if err != nil {
@@ -434,7 +440,45 @@ func (c *Converter) convertList(ctx context.Context, obj map[string]any, to sche
 			obj["apiVersion"] = to.String()
 		}
 	}
+	dropListType(obj, items, untyped)
 	return obj, nil
+}
+
+// typeFromList returns a shallow copy of a typed list's item that has
+// neither apiVersion nor kind (as the API writes the items of a PodList),
+// with the list's apiVersion and item kind: the rule apimachinery's
+// unstructured list decoding follows (UnstructuredJSONScheme). ok is false
+// for any other item, or a list of no kind (List).
+func typeFromList(item map[string]any, typed schema.GroupVersionKind) (map[string]any, bool) {
+	if typed.Kind == "" || stringField(item, "apiVersion") != "" || stringField(item, "kind") != "" {
+		return nil, false
+	}
+	if _, has := item["apiVersion"]; has {
+		return nil, false
+	}
+	if _, has := item["kind"]; has {
+		return nil, false
+	}
+	out := make(map[string]any, len(item)+2)
+	for k, v := range item {
+		out[k] = v
+	}
+	out["apiVersion"], out["kind"] = typed.GroupVersion().String(), typed.Kind
+	return out, true
+}
+
+// dropListType removes again the apiVersion and kind that the listed items
+// took from their list, where they still say what the list says: the
+// items stay as the list had them.
+func dropListType(list map[string]any, items []any, untyped []int) {
+	typed := listItemGVK(list)
+	for _, i := range untyped {
+		m, ok := items[i].(map[string]any)
+		if ok && stringField(m, "apiVersion") == typed.GroupVersion().String() && stringField(m, "kind") == typed.Kind {
+			delete(m, "apiVersion")
+			delete(m, "kind")
+		}
+	}
 }
 
 // concerns says whether converting to the target may have to change an

@@ -423,3 +423,35 @@ func TestRun_EmptyStdin(t *testing.T) {
 		}
 	}
 }
+
+// kubectl get -o yaml of a typed list writes items without apiVersion and
+// kind: they take the list's, and each is found at its own line.
+const typedList = `apiVersion: extensions/v1beta1
+kind: DeploymentList
+metadata: {resourceVersion: ""}
+items:
+- metadata:
+    name: web
+    namespace: shop
+  spec: {}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: current}
+- metadata: {name: api}
+`
+
+func TestRun_TypedListItemsWithoutType(t *testing.T) {
+	res := Run(context.Background(), []string{"-"}, Options{Stdin: strings.NewReader(typedList)})
+	if len(res.Errors) > 0 || res.Documents != 1 || len(res.Findings) != 2 {
+		t.Fatalf("errors %v, %d documents, findings %+v", res.Errors, res.Documents, res.Findings)
+	}
+	for i, want := range []struct {
+		line int
+		obj  string
+	}{{5, "shop/web"}, {12, "api"}} {
+		f := res.Findings[i]
+		if f.Line != want.line || f.Object() != want.obj || f.Kind != "Deployment" || f.APIVersion != "extensions/v1beta1" || f.Status != Removed || !f.Convertible {
+			t.Errorf("finding %d: %+v, want line %d, %s", i, f, want.line, want.obj)
+		}
+	}
+}

@@ -181,11 +181,29 @@ func decodeObjects(doc document) ([]object, error) {
 	}
 	var out []object
 	for _, item := range items.Content {
-		if it, ok := objectOf(resolve(item), doc.line-1); ok {
+		if it, ok := objectOf(typeFromList(resolve(item), o), doc.line-1); ok {
 			out = append(out, it)
 		}
 	}
 	return out, nil
+}
+
+// typeFromList gives an item of a typed list (DeploymentList) that has
+// neither apiVersion nor kind, as the API writes them, the list's
+// apiVersion and item kind: the rule apimachinery's unstructured list
+// decoding follows (UnstructuredJSONScheme). Other items are returned as
+// they are; so is every item of a List, whose items have kinds of their own.
+func typeFromList(item *yaml.Node, list object) *yaml.Node {
+	kind := strings.TrimSuffix(list.kind, "List")
+	if item == nil || item.Kind != yaml.MappingNode || kind == "" || value(item, "apiVersion") != nil || value(item, "kind") != nil {
+		return item
+	}
+	typed := *item
+	typed.Content = append([]*yaml.Node{
+		{Kind: yaml.ScalarNode, Value: "apiVersion"}, {Kind: yaml.ScalarNode, Value: list.apiVersion},
+		{Kind: yaml.ScalarNode, Value: "kind"}, {Kind: yaml.ScalarNode, Value: kind},
+	}, item.Content...)
+	return &typed
 }
 
 // isList says whether a kind is a list: List (kubectl get) or a typed list

@@ -36,7 +36,23 @@ type convertOptions struct {
 	Engine            string        // native or jq
 	ProgramTimeout    time.Duration // longest run of one rule's program on one object
 	InPlace           bool          // rewrite the input files instead of writing to standard output
-	outputSet         bool          // -o was given
+	// RoundTripData keeps the conversion-data annotation in converted
+	// objects; it applies only when roundTripDataSet, otherwise the mode
+	// decides (see roundTrip).
+	RoundTripData    bool
+	roundTripDataSet bool // --round-trip-data was given
+	outputSet        bool // -o was given
+}
+
+// roundTrip says whether converted objects keep the round-trip annotation:
+// as --round-trip-data says, or by default with --output-version (objects
+// converted between versions may be converted back) but not with
+// --kubernetes-version (a one-way upgrade of manifests).
+func (o convertOptions) roundTrip() bool {
+	if o.roundTripDataSet {
+		return o.RoundTripData
+	}
+	return o.KubernetesVersion == ""
 }
 
 func newConvertCmd() *cobra.Command {
@@ -78,7 +94,15 @@ ever half-written. A converted document keeps the comments above it; it
 loses the comments inside it, its key order (keys come out sorted), quoting
 and flow or block style, anchors and aliases (written out in full) and blank
 lines, as any YAML that is decoded and encoded again; a JSON document is
-written with 4-space indentation.`,
+written with 4-space indentation.
+
+Where the new version cannot hold something of the old one (a field it
+lacks, or the absence of a field the conversion defaulted), a converted
+object carries it in the annotation ` + rules.ConversionDataAnnotation + `, so that
+converting it back gives the object as it was. --round-trip-data says
+whether converted objects keep that annotation. By default they do with
+--output-version and do not with --kubernetes-version, whose upgrade is one
+way (as kubectl convert writes none).`,
 		Example: `  mvpctl convert -f manifests/ --kubernetes-version v1.36
   mvpctl convert -f ingress.yaml --output-version networking.k8s.io/v1
   kubectl get ingress -o yaml | mvpctl convert -f - --rules rules.yaml --output-version networking.k8s.io/v1beta1
@@ -87,6 +111,7 @@ written with 4-space indentation.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.outputSet = cmd.Flags().Changed("output")
+			opts.roundTripDataSet = cmd.Flags().Changed("round-trip-data")
 			return runConvert(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
 		},
 	}
@@ -105,6 +130,7 @@ written with 4-space indentation.`,
 	f.StringVar(&opts.Engine, "engine", "native", "executor: native (fast) or jq (the generated jq programs)")
 	f.DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object (a rule that loops fails)")
 	f.BoolVar(&opts.InPlace, "in-place", false, "rewrite the files that have converted documents, keeping their other documents byte for byte, instead of writing to standard output")
+	f.BoolVar(&opts.RoundTripData, "round-trip-data", false, "keep the "+rules.ConversionDataAnnotation+" annotation, with which converting an object back gives it as it was (default: true with --output-version, false with --kubernetes-version)")
 	markFilenameFlags(cmd, "filename", "rules")
 	registerCompletion(cmd, "output", completeWords(objectOutputFormats()...))
 	registerCompletion(cmd, "engine", completeWords("native", "jq"))
@@ -232,7 +258,32 @@ func (r *convertReport) convertDoc(ctx context.Context, in *convertInput, d *con
 	for i, obj := range d.objs {
 		orig := rules.DeepCopyJSON(obj).(map[string]any) // the converter changes a List's items in place
 		d.out[i] = r.convert(ctx, d.source(in), orig, obj)
+		if !r.opts.roundTrip() {
+			stripConverted(d.out[i], orig)
+		}
 		d.changed = d.changed || !reflect.DeepEqual(d.out[i], orig)
+	}
+}
+
+// stripConverted removes the round-trip annotation from out, the
+// conversion of orig, or from those items of a List that conversion
+// changed: objects written as they were keep what they had.
+func stripConverted(out, orig map[string]any) {
+	if reflect.DeepEqual(out, orig) {
+		return
+	}
+	items, isList := out["items"].([]any)
+	origItems, _ := orig["items"].([]any)
+	if !isList || len(items) != len(origItems) {
+		engine.StripConversionData(out)
+		return
+	}
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		o, _ := origItems[i].(map[string]any)
+		if ok {
+			stripConverted(m, o)
+		}
 	}
 }
 

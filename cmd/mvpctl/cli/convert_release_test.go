@@ -183,3 +183,57 @@ func TestConvert_KubernetesVersionUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// A typed list as kubectl get -o yaml writes it: items without apiVersion
+// and kind, which they take from the list. Both modes convert it, the list
+// moving with its items, which stay without apiVersion and kind; an item
+// that fails is named by the list's file:line and its index.
+const typedDeploymentList = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: first}
+---
+apiVersion: extensions/v1beta1
+kind: DeploymentList
+metadata: {resourceVersion: ""}
+items:
+- metadata: {name: web}
+  spec:
+    template:
+      metadata: {labels: {app: web}}
+      spec: {containers: [{name: web, image: nginx}]}
+- metadata: {name: api}
+  spec:
+    template:
+      metadata: {labels: {app: api}}
+      spec: {containers: [{name: api, image: nginx}]}
+`
+
+func TestConvert_TypedListItemsWithoutType(t *testing.T) {
+	for _, mode := range [][]string{{"--kubernetes-version", "v1.36"}, {"--output-version", "apps/v1"}} {
+		code, out, errOut := run(t, typedDeploymentList, append([]string{"convert", "-f", "-"}, mode...)...)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%v: exit %d, stderr:\n%s", mode, code, errOut)
+		}
+		objs := readObjects(t, out)
+		if len(objs) != 2 || objs[1]["apiVersion"] != "apps/v1" || objs[1]["kind"] != "DeploymentList" {
+			t.Fatalf("%v: want the ConfigMap and an apps/v1 DeploymentList:\n%s", mode, out)
+		}
+		items, _ := objs[1]["items"].([]any)
+		for i, it := range items {
+			item := it.(map[string]any)
+			_, hasAPIVersion := item["apiVersion"]
+			_, hasKind := item["kind"]
+			spec, _ := item["spec"].(map[string]any)
+			if hasAPIVersion || hasKind || spec["selector"] == nil {
+				t.Errorf("%v: items[%d] = %v, want it without apiVersion and kind, with a selector", mode, i, item)
+			}
+		}
+	}
+	bad := strings.Replace(typedDeploymentList, "- metadata: {name: api}\n", "- metadata: {name: api, annotations: {deprecated.deployment.rollback.to: x}}\n", 1)
+	bad = strings.Replace(bad, "extensions/v1beta1", "apps/v1", 1)
+	code, out, errOut := run(t, bad, "convert", "-f", "-", "--output-version", "extensions/v1beta1")
+	want := "error: <stdin>:5: items[1]: "
+	if code != exitFailure || out != "" || !strings.HasPrefix(errOut, want) || !strings.Contains(errOut, "Deployment api") {
+		t.Errorf("a failing item: exit %d, stderr:\n%s\nwant it to start with %q", code, errOut, want)
+	}
+}
