@@ -2,13 +2,15 @@ package emulation
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 
-	gojson "github.com/goccy/go-json"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mvpctl/mvpctl/engine"
@@ -41,24 +43,37 @@ func (b *pipeBody) Close() error {
 }
 
 // streamList converts a list (or a Table) as it is read: the envelope's
-// fields are copied (apiVersion rewritten), each element of items (or of a
-// Table's rows) is decoded, converted and written before the next is read.
-// A conversion error mid-way breaks the response: a client must never take
-// a partly converted list for a whole one.
+// members are copied (apiVersion rewritten), each element of items (or of
+// a Table's rows) is read whole, decoded, converted and written before the
+// next is read. Each is bounded by MaxObjectBytes. A conversion error
+// mid-way breaks the response: a client must never take a partly converted
+// list for a whole one.
 func (em *emulation) streamList(ctx context.Context, src io.Reader, dst io.Writer) error {
 	bw := bufio.NewWriterSize(dst, 32<<10)
-	dec := gojson.NewDecoder(src)
-	dec.UseNumber()
-	if err := expectDelim(dec, '{'); err != nil {
+	r := newValueReader(src, em.maxObjectBytes())
+	if err := r.expect('{'); err != nil {
 		return err
 	}
 	bw.WriteByte('{')
-	for n := 0; dec.More(); n++ {
-		tok, err := dec.Token()
+	if c, err := r.peek(); err != nil {
+		return err
+	} else if c == '}' {
+		r.br.ReadByte()
+	} else if err := em.streamMembers(ctx, r, bw); err != nil {
+		return err
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+// streamMembers copies the members of a list's envelope up to its closing
+// brace.
+func (em *emulation) streamMembers(ctx context.Context, r *valueReader, bw *bufio.Writer) error {
+	for n := 0; ; n++ {
+		key, err := r.key()
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string)
 		if n > 0 {
 			bw.WriteByte(',')
 		}
@@ -67,131 +82,268 @@ func (em *emulation) streamList(ctx context.Context, src io.Reader, dst io.Write
 		bw.WriteByte(':')
 		switch key {
 		case "items", "rows":
-			if err := em.streamArray(ctx, dec, bw, key); err != nil {
-				return err
-			}
+			err = em.streamArray(ctx, r, bw, key)
 		case "apiVersion":
-			var av string
-			if err := dec.Decode(&av); err != nil {
-				return err
-			}
-			if av == em.t.served.String() {
-				av = em.t.requested.String()
-			}
-			b, _ := json.Marshal(av)
-			bw.Write(b)
+			err = em.streamAPIVersion(r, bw)
 		default:
-			var raw gojson.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return err
-			}
-			bw.Write(raw)
+			err = copyValue(r, bw, key)
+		}
+		if err != nil {
+			return err
+		}
+		if more, err := r.next('}'); err != nil || !more {
+			return err
 		}
 	}
-	if err := expectDelim(dec, '}'); err != nil {
-		return err
-	}
-	bw.WriteByte('}')
-	bw.WriteByte('\n')
-	return bw.Flush()
 }
 
-func (em *emulation) streamArray(ctx context.Context, dec *gojson.Decoder, bw *bufio.Writer, key string) error {
-	tok, err := dec.Token()
+func (em *emulation) streamAPIVersion(r *valueReader, bw *bufio.Writer) error {
+	raw, err := r.value()
 	if err != nil {
 		return err
 	}
-	if tok == nil {
-		bw.WriteString("null")
-		return nil
+	var av string
+	if err := json.Unmarshal(raw, &av); err != nil {
+		return fmt.Errorf("apiVersion: %w", err)
 	}
-	if d, ok := tok.(gojson.Delim); !ok || d != '[' {
-		return fmt.Errorf("%s is not an array", key)
+	if av == em.t.served.String() {
+		av = em.t.requested.String()
 	}
-	bw.WriteByte('[')
-	for i := 0; dec.More(); i++ {
-		// One pass: the item decodes straight into a map, numbers exact.
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			return fmt.Errorf("%s[%d]: %w", key, i, err)
-		}
-		if obj == nil {
-			return fmt.Errorf("%s[%d] is not an object", key, i)
-		}
-		var err error
-		if key == "rows" {
-			err = em.convertRow(ctx, obj)
-		} else {
-			obj, err = em.toClient(ctx, obj)
-		}
-		if err != nil {
-			return fmt.Errorf("%s[%d]: %w", key, i, err)
-		}
-		b, err := engine.EncodeObject(obj)
+	b, _ := json.Marshal(av)
+	_, err = bw.Write(b)
+	return err
+}
+
+// copyValue copies a member of the envelope as it is, once it is known to
+// be valid JSON.
+func copyValue(r *valueReader, bw *bufio.Writer, key string) error {
+	raw, err := r.value()
+	if err != nil {
+		return err
+	}
+	if !json.Valid(raw) {
+		return fmt.Errorf("%s is not valid JSON", key)
+	}
+	_, err = bw.Write(raw)
+	return err
+}
+
+func (em *emulation) streamArray(ctx context.Context, r *valueReader, bw *bufio.Writer, key string) error {
+	c, err := r.peek()
+	if err != nil {
+		return err
+	}
+	if c != '[' {
+		raw, err := r.value()
 		if err != nil {
 			return err
+		}
+		if string(raw) != "null" {
+			return fmt.Errorf("%s is not an array", key)
+		}
+		_, err = bw.WriteString("null")
+		return err
+	}
+	r.br.ReadByte()
+	bw.WriteByte('[')
+	if c, err := r.peek(); err != nil {
+		return err
+	} else if c == ']' {
+		r.br.ReadByte()
+		return bw.WriteByte(']')
+	}
+	for i := 0; ; i++ {
+		raw, err := r.value()
+		if errors.Is(err, errValueTooLarge) {
+			return fmt.Errorf("%s[%d] is larger than %d bytes", key, i, r.limit)
+		}
+		if err != nil {
+			return fmt.Errorf("%s[%d]: %w", key, i, err)
+		}
+		b, err := em.convertItem(ctx, raw, key)
+		if err != nil {
+			return fmt.Errorf("%s[%d]: %w", key, i, err)
 		}
 		if i > 0 {
 			bw.WriteByte(',')
 		}
 		bw.Write(b)
+		more, err := r.next(']')
+		if err != nil {
+			return err
+		}
+		if !more {
+			return bw.WriteByte(']')
+		}
 	}
-	if err := expectDelim(dec, ']'); err != nil {
-		return err
-	}
-	bw.WriteByte(']')
-	return nil
 }
 
-func expectDelim(dec *gojson.Decoder, want gojson.Delim) error {
-	tok, err := dec.Token()
+// convertItem converts one element of a list's items or a Table's rows.
+func (em *emulation) convertItem(ctx context.Context, raw []byte, key string) ([]byte, error) {
+	obj, err := engine.DecodeObject(raw)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if d, ok := tok.(gojson.Delim); !ok || d != want {
-		return fmt.Errorf("expected %q in the JSON body, found %v", want, tok)
+	if key == "rows" {
+		err = em.convertRow(ctx, obj)
+	} else {
+		obj, err = em.toClient(ctx, obj)
 	}
-	return nil
+	if err != nil {
+		return nil, err
+	}
+	return engine.EncodeObject(obj)
 }
+
+// watchBatchBytes bounds the converted events held before they are written:
+// events the backend sent together leave together, as in pass-through,
+// rather than one write (and one flush to the client) per event.
+const watchBatchBytes = 64 << 10
 
 // streamWatch converts a JSON watch stream event by event: ADDED, MODIFIED,
 // DELETED and BOOKMARK carry an object of the served version; an ERROR
-// event's Status passes through. A conversion failure ends the stream with
-// an ERROR event (a 500 Status naming the rule), after which the client
-// watches again; a broken upstream stream ends cleanly.
+// event's Status passes through. Converted events are written in batches,
+// and always before the backend's stream is read again when no whole event
+// is waiting in it: a client sees each event without waiting for the next.
+// A conversion failure ends the stream with an ERROR event (a 500 Status
+// naming the rule), after which the client watches again; a broken
+// upstream stream ends cleanly after the last whole event.
 func (em *emulation) streamWatch(ctx context.Context, src io.Reader, dst io.Writer) error {
-	dec := json.NewDecoder(src)
+	events := newLineReader(src, em.maxObjectBytes())
+	var out []byte
+	write := func() error {
+		if len(out) == 0 {
+			return nil
+		}
+		_, err := dst.Write(out)
+		out = out[:0]
+		if cap(out) > 4*watchBatchBytes {
+			out = nil // after a large event: give the memory back
+		}
+		return err
+	}
+	fail := func(err error) error {
+		if werr := write(); werr != nil {
+			return werr
+		}
+		return writeWatchError(dst, err)
+	}
 	for {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil // the end of the stream, or a broken one: it ends cleanly
-		}
-		ev, err := engine.DecodeObject(raw)
-		if err != nil {
-			return writeWatchError(dst, fmt.Errorf("the kube-apiserver sent an invalid watch event: %w", err))
-		}
-		if t, _ := ev["type"].(string); t != "ERROR" {
-			if obj, ok := ev["object"].(map[string]any); ok {
-				out, err := em.toClient(ctx, obj)
-				if err != nil {
-					return writeWatchError(dst, err)
-				}
-				ev["object"] = out
+		if !events.buffered() {
+			if err := write(); err != nil {
+				return err
 			}
 		}
-		// {"type", "object"} in the apiserver's order, not sorted.
-		typ, err := engine.EncodeObject(ev["type"])
-		if err != nil {
-			return writeWatchError(dst, err)
+		line, whole, err := events.next()
+		if errors.Is(err, errLineTooLong) {
+			return fail(fmt.Errorf("the kube-apiserver sent a watch event larger than %d bytes", events.limit))
 		}
-		obj, err := engine.EncodeObject(ev["object"])
-		if err != nil {
-			return writeWatchError(dst, err)
+		if len(bytes.TrimSpace(line)) > 0 {
+			ev, derr := engine.DecodeObject(line)
+			switch {
+			case derr != nil && !whole:
+				// The stream broke in the middle of an event: drop it.
+			case derr != nil:
+				return fail(fmt.Errorf("the kube-apiserver sent an invalid watch event: %w", derr))
+			default:
+				if out, derr = em.appendEvent(ctx, out, ev); derr != nil {
+					return fail(derr)
+				}
+			}
 		}
-		line := make([]byte, 0, len(typ)+len(obj)+22)
-		line = append(append(append(append(append(line, `{"type":`...), typ...), `,"object":`...), obj...), "}\n"...)
-		if _, err := dst.Write(line); err != nil {
-			return err
+		if err != nil {
+			// The end of the stream, or a broken one: it ends cleanly.
+			return write()
+		}
+		if len(out) >= watchBatchBytes {
+			if err := write(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// appendEvent converts a watch event's object and appends the event, as
+// {"type", "object"} in the apiserver's order, to out.
+func (em *emulation) appendEvent(ctx context.Context, out []byte, ev map[string]any) ([]byte, error) {
+	if t, _ := ev["type"].(string); t != "ERROR" {
+		if obj, ok := ev["object"].(map[string]any); ok {
+			conv, err := em.toClient(ctx, obj)
+			if err != nil {
+				return out, err
+			}
+			ev["object"] = conv
+		}
+	}
+	typ, err := engine.EncodeObject(ev["type"])
+	if err != nil {
+		return out, err
+	}
+	obj, err := engine.EncodeObject(ev["object"])
+	if err != nil {
+		return out, err
+	}
+	out = append(append(append(out, `{"type":`...), typ...), `,"object":`...)
+	return append(append(out, obj...), "}\n"...), nil
+}
+
+// maxObjectBytes bounds one watch event, as one object read whole.
+func (em *emulation) maxObjectBytes() int {
+	if n := em.rules.e.opts.MaxObjectBytes; n > 0 && n < math.MaxInt32 {
+		return int(n)
+	}
+	return defaultMaxEventBytes
+}
+
+// defaultMaxEventBytes bounds a watch event when the emulator has no
+// MaxObjectBytes (tests); the proxy always sets one.
+const defaultMaxEventBytes = 64 << 20
+
+// errLineTooLong is a line over the lineReader's limit.
+var errLineTooLong = errors.New("line too long")
+
+// lineReader reads newline-delimited frames (JSON watch events) with a
+// bound on each.
+type lineReader struct {
+	br    *bufio.Reader
+	limit int
+	long  []byte // a line longer than br's buffer, being assembled
+}
+
+func newLineReader(src io.Reader, limit int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(src, 32<<10), limit: limit}
+}
+
+// buffered reports whether a whole line is already read: next returns it
+// without waiting for src.
+func (l *lineReader) buffered() bool {
+	b, _ := l.br.Peek(l.br.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
+// next returns the next line and whether it ended with a newline; the line
+// is valid until the next call. At the end of src it returns what is left
+// with src's error.
+func (l *lineReader) next() (line []byte, whole bool, err error) {
+	l.long = l.long[:0]
+	if cap(l.long) > 1<<20 {
+		l.long = nil // after a large line: give the memory back
+	}
+	for {
+		frag, err := l.br.ReadSlice('\n')
+		if err == nil && len(l.long) == 0 {
+			return frag, true, nil
+		}
+		if len(l.long)+len(frag) > l.limit {
+			l.long = nil // give the memory back
+			return nil, false, errLineTooLong
+		}
+		l.long = append(l.long, frag...)
+		switch {
+		case err == nil:
+			return l.long, true, nil
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return l.long, false, err
 		}
 	}
 }
