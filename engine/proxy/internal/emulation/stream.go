@@ -200,43 +200,56 @@ func (em *emulation) convertItem(ctx context.Context, raw []byte, key string) ([
 // rather than one write (and one flush to the client) per event.
 const watchBatchBytes = 64 << 10
 
-// streamWatch converts a JSON watch stream event by event: ADDED, MODIFIED,
-// DELETED and BOOKMARK carry an object of the served version; an ERROR
-// event's Status passes through. Converted events are written in batches,
-// and always before the backend's stream is read again when no whole event
-// is waiting in it: a client sees each event without waiting for the next.
-// A conversion failure ends the stream with an ERROR event (a 500 Status
-// naming the rule), after which the client watches again; a broken
-// upstream stream ends cleanly after the last whole event.
-func (em *emulation) streamWatch(ctx context.Context, src io.Reader, dst io.Writer) error {
-	events := newLineReader(src, em.maxObjectBytes())
-	var out []byte
-	write := func() error {
-		if len(out) == 0 {
-			return nil
+// watchBody converts a JSON watch stream event by event as the client
+// reads it: ADDED, MODIFIED, DELETED and BOOKMARK carry an object of the
+// served version; an ERROR event's Status passes through. Each read returns
+// the converted events the backend had sent by then (at least one, waiting
+// for it), so events the backend sent together leave together and a
+// client sees each event without waiting for the next; no goroutine stands
+// between the backend and the client. A conversion failure ends the stream
+// with an ERROR event (a 500 Status naming the rule), after which the
+// client watches again; a broken upstream stream ends cleanly after the
+// last whole event.
+type watchBody struct {
+	em     *emulation
+	ctx    context.Context
+	src    io.Closer
+	events *lineReader
+	out    []byte // converted events not yet read
+	off    int    // how much of out was read
+	done   bool   // nothing follows out
+}
+
+func (em *emulation) newWatchBody(ctx context.Context, src io.ReadCloser) *watchBody {
+	return &watchBody{em: em, ctx: ctx, src: src, events: newLineReader(src, em.maxObjectBytes())}
+}
+
+func (b *watchBody) Read(p []byte) (int, error) {
+	for b.off == len(b.out) {
+		if b.done {
+			return 0, io.EOF
 		}
-		_, err := dst.Write(out)
-		out = out[:0]
-		if cap(out) > 4*watchBatchBytes {
-			out = nil // after a large event: give the memory back
+		b.out, b.off = b.out[:0], 0
+		if cap(b.out) > 4*watchBatchBytes {
+			b.out = nil // after a large event: give the memory back
 		}
-		return err
+		b.fill()
 	}
-	fail := func(err error) error {
-		if werr := write(); werr != nil {
-			return werr
-		}
-		return writeWatchError(dst, err)
-	}
+	n := copy(p, b.out[b.off:])
+	b.off += n
+	return n, nil
+}
+
+func (b *watchBody) Close() error { return b.src.Close() }
+
+// fill converts the next event, waiting for it, and those after it that
+// have already arrived, up to watchBatchBytes.
+func (b *watchBody) fill() {
 	for {
-		if !events.buffered() {
-			if err := write(); err != nil {
-				return err
-			}
-		}
-		line, whole, err := events.next()
+		line, whole, err := b.events.next()
 		if errors.Is(err, errLineTooLong) {
-			return fail(fmt.Errorf("the kube-apiserver sent a watch event larger than %d bytes", events.limit))
+			b.fail(fmt.Errorf("the kube-apiserver sent a watch event larger than %d bytes", b.events.limit))
+			return
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			ev, derr := engine.DecodeObject(line)
@@ -244,23 +257,30 @@ func (em *emulation) streamWatch(ctx context.Context, src io.Reader, dst io.Writ
 			case derr != nil && !whole:
 				// The stream broke in the middle of an event: drop it.
 			case derr != nil:
-				return fail(fmt.Errorf("the kube-apiserver sent an invalid watch event: %w", derr))
+				b.fail(fmt.Errorf("the kube-apiserver sent an invalid watch event: %w", derr))
+				return
 			default:
-				if out, derr = em.appendEvent(ctx, out, ev); derr != nil {
-					return fail(derr)
+				if b.out, derr = b.em.appendEvent(b.ctx, b.out, ev); derr != nil {
+					b.fail(derr)
+					return
 				}
 			}
 		}
 		if err != nil {
 			// The end of the stream, or a broken one: it ends cleanly.
-			return write()
+			b.done = true
+			return
 		}
-		if len(out) >= watchBatchBytes {
-			if err := write(); err != nil {
-				return err
-			}
+		if len(b.out) >= watchBatchBytes || len(b.out) > 0 && !b.events.buffered() {
+			return
 		}
 	}
+}
+
+// fail ends the stream with an ERROR event.
+func (b *watchBody) fail(err error) {
+	b.out = appendWatchError(b.out, err)
+	b.done = true
 }
 
 // appendEvent converts a watch event's object and appends the event, as
@@ -348,10 +368,11 @@ func (l *lineReader) next() (line []byte, whole bool, err error) {
 	}
 }
 
-func writeWatchError(dst io.Writer, err error) error {
+// appendWatchError appends an ERROR event whose Status is a 500 saying
+// err.
+func appendWatchError(out []byte, err error) []byte {
 	st := response.StatusBody(http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: "+err.Error(), 0)
-	ev := append([]byte(`{"type":"ERROR","object":`), st[:len(st)-1]...)
-	ev = append(ev, "}\n"...)
-	_, werr := dst.Write(ev)
-	return werr
+	out = append(out, `{"type":"ERROR","object":`...)
+	out = append(out, st[:len(st)-1]...)
+	return append(out, "}\n"...)
 }

@@ -61,6 +61,12 @@ func (w *writeRecorder) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// copyWatch copies the emulation's watch of src to dst, one write per read.
+func copyWatch(em *emulation, src io.Reader, dst io.Writer) error {
+	_, err := io.Copy(dst, em.newWatchBody(context.Background(), io.NopCloser(src)))
+	return err
+}
+
 func addedEvent(obj string) string { return fmt.Sprintf("{\"type\":\"ADDED\",\"object\":%s}\n", obj) }
 
 // Events the backend sent together are written together, and before the
@@ -76,7 +82,7 @@ func TestStreamWatch_WritesWhatWasReadBeforeReadingMore(t *testing.T) {
 		served[:half],            // an event in two reads
 		served[half:] + served,
 	}}
-	if err := em.streamWatch(context.Background(), src, dst); err != nil {
+	if err := copyWatch(em, src, dst); err != nil {
 		t.Fatal(err)
 	}
 	// Before the reads: nothing; the three events; still the three (half
@@ -103,7 +109,7 @@ func TestStreamWatch_BrokenLastEventIsDropped(t *testing.T) {
 	em := seedEmulation(t, 64<<20)
 	served := addedEvent(proxytest.ServedObject)
 	var dst bytes.Buffer
-	if err := em.streamWatch(context.Background(), strings.NewReader(served+served[:len(served)/2]), &dst); err != nil {
+	if err := copyWatch(em, strings.NewReader(served+served[:len(served)/2]), &dst); err != nil {
 		t.Fatal(err)
 	}
 	proxytest.SameJSON(t, addedEvent(proxytest.ClientObject), dst.String())
@@ -116,7 +122,7 @@ func TestStreamWatch_EventOverTheBoundIsAnError(t *testing.T) {
 	em := seedEmulation(t, int64(len(served)))
 	huge := fmt.Sprintf("{\"type\":\"ADDED\",\"object\":{\"pad\":%q}}\n", strings.Repeat("x", 100<<10))
 	var dst bytes.Buffer
-	if err := em.streamWatch(context.Background(), strings.NewReader(served+huge+served), &dst); err != nil {
+	if err := copyWatch(em, strings.NewReader(served+huge+served), &dst); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(dst.String(), "\n")
