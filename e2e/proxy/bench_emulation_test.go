@@ -216,11 +216,9 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 
 	rulesFile := testdataPath(t, seedRulesFile)
 	profileDir := os.Getenv("MVPCTL_E2E_PROFILE_DIR")
-	proxyArgs := []string{"--rules", rulesFile, "--log-level", "warn"}
-	if profileDir != "" {
-		proxyArgs = append(proxyArgs, "--profiling") // on the loopback metrics address
-	}
-	p := startProxy(t, cp, proxyArgs...)
+	// --profiling (on the loopback metrics address) forces the proxy's
+	// garbage collection between measurements, and records its profiles.
+	p := startProxy(t, cp, "--rules", rulesFile, "--log-level", "warn", "--profiling")
 	pid, apiPID := p.cmd.Process.Pid, cp.Server(0).PID()
 	client := benchClient()
 	token := cp.PKI.Token
@@ -287,7 +285,7 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	const measuredRounds = 5
 	for round := range measuredRounds + 1 {
 		for _, lp := range listPaths {
-			runtimeGC(p)
+			collectGarbage(t, ctx, cs, p)
 			base := procKB(pid, "VmRSS")
 			if err := peakRSSReset(pid); err != nil {
 				t.Fatalf("resetting the peak RSS: %v", err)
@@ -345,6 +343,7 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	}
 	for round := range measuredRounds + 1 {
 		for _, lp := range listPaths {
+			collectGarbage(t, ctx, cs, p)
 			pcpu, acpu := procCPU(pid), procCPU(apiPID)
 			events, d, err := watchInitial(lp.path)
 			if err != nil {
@@ -412,9 +411,28 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	}
 }
 
-// runtimeGC lets the proxy's heap settle between LISTs: a short pause, as
-// the proxy offers no way to force a collection from outside.
-func runtimeGC(p *proxyProcess) { time.Sleep(2 * time.Second) }
+// collectGarbage collects the garbage of the kube-apiserver and of the proxy
+// before a measurement: a LIST of 10,000 objects leaves tens of MB of it in
+// both, and without this the next LIST pays for the previous one's: with
+// the variants in a fixed order, one variant was charged the other's
+// collections, and which one changed from run to run.
+func collectGarbage(t *testing.T, ctx context.Context, cs kubernetes.Interface, p *proxyProcess) {
+	t.Helper()
+	// kube-apiserver serves /debug/pprof (--profiling defaults to true) to
+	// the admin; gc=1 collects before the heap profile is written.
+	if _, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(ctx); err != nil {
+		t.Fatalf("collecting the kube-apiserver's garbage: %v", err)
+	}
+	resp, err := http.Get(p.MetricsURL + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		t.Fatalf("collecting the proxy's garbage: %v", err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("collecting the proxy's garbage: HTTP %d, %v", resp.StatusCode, err)
+	}
+}
 
 // procCPU is a process's user and system CPU time so far.
 func procCPU(pid int) time.Duration {
