@@ -1,9 +1,14 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -212,6 +217,49 @@ func TestDecodeObject_ExactNumbers(t *testing.T) {
 	for _, bad := range []string{`[1]`, `null`, `{"a":1} {}`, `{"a":`} {
 		if _, err := engine.DecodeObject([]byte(bad)); err == nil {
 			t.Errorf("DecodeObject(%s) succeeded", bad)
+		}
+	}
+}
+
+// ObjectEncoder's output is EncodeObject's, byte for byte, for every JSON
+// object under testdata and for the strings JSON encoders disagree on.
+func TestObjectEncoder_IsEncodeObject(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir("../testdata", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []map[string]any
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj, err := engine.DecodeObject(data); err == nil {
+			objs = append(objs, obj)
+		}
+	}
+	if len(objs) < 100 {
+		t.Fatalf("only %d objects under testdata", len(objs))
+	}
+	objs = append(objs, map[string]any{
+		"html": "<a href='x'>&amp;</a>", "invalid": "a\xffb", "separators": "\u2028\u2029", "control": "\x00\x1f\t\n",
+		"number": json.Number("9223372036854775807"), "float": 1.5, "nil": nil, "list": []any{map[string]any{"b": 1, "a": []any{}}},
+	})
+	enc := engine.NewObjectEncoder()
+	for i, obj := range objs {
+		want, err := engine.EncodeObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := enc.Encode(obj)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("object %d: got %s (%v), want %s", i, got, err, want)
 		}
 	}
 }

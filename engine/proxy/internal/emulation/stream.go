@@ -146,6 +146,7 @@ func (em *emulation) streamArray(ctx context.Context, r *valueReader, bw *bufio.
 	}
 	r.br.ReadByte()
 	bw.WriteByte('[')
+	enc := engine.NewObjectEncoder()
 	if c, err := r.peek(); err != nil {
 		return err
 	} else if c == ']' {
@@ -160,7 +161,7 @@ func (em *emulation) streamArray(ctx context.Context, r *valueReader, bw *bufio.
 		if err != nil {
 			return fmt.Errorf("%s[%d]: %w", key, i, err)
 		}
-		b, err := em.convertItem(ctx, raw, key)
+		b, err := em.convertItem(ctx, enc, raw, key)
 		if err != nil {
 			return fmt.Errorf("%s[%d]: %w", key, i, err)
 		}
@@ -178,8 +179,9 @@ func (em *emulation) streamArray(ctx context.Context, r *valueReader, bw *bufio.
 	}
 }
 
-// convertItem converts one element of a list's items or a Table's rows.
-func (em *emulation) convertItem(ctx context.Context, raw []byte, key string) ([]byte, error) {
+// convertItem converts one element of a list's items or a Table's rows; the
+// encoding is valid until enc's next.
+func (em *emulation) convertItem(ctx context.Context, enc *engine.ObjectEncoder, raw []byte, key string) ([]byte, error) {
 	obj, err := engine.DecodeObject(raw)
 	if err != nil {
 		return nil, err
@@ -192,7 +194,7 @@ func (em *emulation) convertItem(ctx context.Context, raw []byte, key string) ([
 	if err != nil {
 		return nil, err
 	}
-	return engine.EncodeObject(obj)
+	return enc.Encode(obj)
 }
 
 // watchBatchBytes bounds the converted events held before they are written:
@@ -215,13 +217,14 @@ type watchBody struct {
 	ctx    context.Context
 	src    io.Closer
 	events *lineReader
+	enc    *engine.ObjectEncoder
 	out    []byte // converted events not yet read
 	off    int    // how much of out was read
 	done   bool   // nothing follows out
 }
 
 func (em *emulation) newWatchBody(ctx context.Context, src io.ReadCloser) *watchBody {
-	return &watchBody{em: em, ctx: ctx, src: src, events: newLineReader(src, em.maxObjectBytes())}
+	return &watchBody{em: em, ctx: ctx, src: src, events: newLineReader(src, em.maxObjectBytes()), enc: engine.NewObjectEncoder()}
 }
 
 func (b *watchBody) Read(p []byte) (int, error) {
@@ -260,7 +263,7 @@ func (b *watchBody) fill() {
 				b.fail(fmt.Errorf("the kube-apiserver sent an invalid watch event: %w", derr))
 				return
 			default:
-				if b.out, derr = b.em.appendEvent(b.ctx, b.out, ev); derr != nil {
+				if b.out, derr = b.em.appendEvent(b.ctx, b.enc, b.out, ev); derr != nil {
 					b.fail(derr)
 					return
 				}
@@ -285,7 +288,7 @@ func (b *watchBody) fail(err error) {
 
 // appendEvent converts a watch event's object and appends the event, as
 // {"type", "object"} in the apiserver's order, to out.
-func (em *emulation) appendEvent(ctx context.Context, out []byte, ev map[string]any) ([]byte, error) {
+func (em *emulation) appendEvent(ctx context.Context, enc *engine.ObjectEncoder, out []byte, ev map[string]any) ([]byte, error) {
 	if t, _ := ev["type"].(string); t != "ERROR" {
 		if obj, ok := ev["object"].(map[string]any); ok {
 			conv, err := em.toClient(ctx, obj)
@@ -295,15 +298,16 @@ func (em *emulation) appendEvent(ctx context.Context, out []byte, ev map[string]
 			ev["object"] = conv
 		}
 	}
-	typ, err := engine.EncodeObject(ev["type"])
+	typ, err := enc.Encode(ev["type"])
 	if err != nil {
 		return out, err
 	}
-	obj, err := engine.EncodeObject(ev["object"])
-	if err != nil {
-		return out, err
-	}
+	start := len(out)
 	out = append(append(append(out, `{"type":`...), typ...), `,"object":`...)
+	obj, err := enc.Encode(ev["object"])
+	if err != nil {
+		return out[:start], err
+	}
 	return append(append(out, obj...), "}\n"...), nil
 }
 
