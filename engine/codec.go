@@ -40,6 +40,34 @@ func EncodeObject(obj any) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
+// ObjectEncoder encodes objects as EncodeObject does, appending each to a
+// buffer it reuses instead of allocating a copy per object: a LIST or a
+// watch encodes thousands. It is not safe for concurrent use.
+type ObjectEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// NewObjectEncoder returns an encoder whose output is EncodeObject's.
+func NewObjectEncoder() *ObjectEncoder {
+	e := &ObjectEncoder{}
+	e.enc = json.NewEncoder(&e.buf) // HTML-escaped, as Marshal
+	return e
+}
+
+// Encode returns v's encoding, valid until the next call.
+func (e *ObjectEncoder) Encode(v any) ([]byte, error) {
+	if e.buf.Cap() > 4<<20 {
+		e.buf = bytes.Buffer{} // after a large object: give the memory back
+	}
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	b := e.buf.Bytes()
+	return b[:len(b)-1], nil // Encode ends the value with a newline
+}
+
 // Document is one object read from a manifest stream.
 type Document struct {
 	// Source names where it came from: file and document number.

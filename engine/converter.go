@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -92,6 +94,30 @@ type Converter struct {
 	// resources lists the group/resources any rule mentions, in either
 	// version's group.
 	resources map[schema.GroupResource]bool
+	// paths caches Path's answers, which depend on the options' Resolver.
+	paths *pathCache
+}
+
+// pathCache holds Path's answers: every object of a list or a watch asks
+// for the same few. It is bounded, as kinds and versions come from
+// objects, which are anyone's to write: past maxCachedPaths entries new
+// answers are computed and not kept.
+type pathCache struct {
+	m sync.Map // pathKey → pathAnswer
+	n atomic.Int64
+}
+
+const maxCachedPaths = 1024
+
+type pathKey struct {
+	gvk schema.GroupVersionKind
+	to  schema.GroupVersion
+}
+
+type pathAnswer struct {
+	progs    []*rules.Program
+	resource string
+	err      error
 }
 
 type nodeKey struct {
@@ -101,7 +127,7 @@ type nodeKey struct {
 
 // NewConverter prepares compiled rules for conversion.
 func NewConverter(compiled []*rules.Compiled, opts Options) *Converter {
-	c := &Converter{opts: opts, rules: compiled, edges: map[nodeKey][]*rules.Program{}, kinds: map[string]string{}, resources: map[schema.GroupResource]bool{}}
+	c := &Converter{opts: opts, rules: compiled, edges: map[nodeKey][]*rules.Program{}, kinds: map[string]string{}, resources: map[schema.GroupResource]bool{}, paths: &pathCache{}}
 	for _, r := range compiled {
 		res := r.Rule.Resource
 		c.resources[schema.GroupResource{Group: r.Rule.APIGroup, Resource: res}] = true
@@ -139,6 +165,7 @@ func (c *Converter) Options() Options { return c.opts }
 func (c *Converter) WithOptions(opts Options) *Converter {
 	out := *c
 	out.opts = opts
+	out.paths = &pathCache{}
 	return &out
 }
 
@@ -218,8 +245,26 @@ func (e *ItemsError) Error() string {
 // Path returns the programs that convert objects of a kind from one
 // group/version to another, shortest first, and the kind's resource; no
 // programs when from == to. When no rules lead there the error is a
-// *NoPathError.
+// *NoPathError. The programs' slice is shared: callers must not modify it.
 func (c *Converter) Path(gvk schema.GroupVersionKind, to schema.GroupVersion) (progs []*rules.Program, resource string, err error) {
+	if c.paths == nil {
+		return c.path(gvk, to)
+	}
+	key := pathKey{gvk, to}
+	if a, ok := c.paths.m.Load(key); ok {
+		a := a.(pathAnswer)
+		return a.progs, a.resource, a.err
+	}
+	progs, resource, err = c.path(gvk, to)
+	if c.paths.n.Load() < maxCachedPaths {
+		if _, loaded := c.paths.m.LoadOrStore(key, pathAnswer{progs, resource, err}); !loaded {
+			c.paths.n.Add(1)
+		}
+	}
+	return progs, resource, err
+}
+
+func (c *Converter) path(gvk schema.GroupVersionKind, to schema.GroupVersion) (progs []*rules.Program, resource string, err error) {
 	from := gvk.GroupVersion()
 	resource, known := c.resourceFor(gvk)
 	if !known {

@@ -1,9 +1,14 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -149,6 +154,54 @@ func TestConverter_Path_NotFound(t *testing.T) {
 	}
 }
 
+// Path is asked once per object of a list or watch: its answers are kept,
+// so that asking again costs no allocation, and give the same programs.
+func TestConverter_Path_IsCached(t *testing.T) {
+	c, err := engine.Load(engine.Options{}, "../testdata/examples/seed/mvp-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha := schema.GroupVersion{Group: "myapps.example.com", Version: "v1alpha1"}
+	beta := schema.GroupVersion{Group: "myapps.example.com", Version: "v1beta1"}
+	first, _, err := c.Path(beta.WithKind("CustomResource"), alpha)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("%d programs, %v", len(first), err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		progs, resource, err := c.Path(beta.WithKind("CustomResource"), alpha)
+		if err != nil || resource != "customresources" || len(progs) != 1 || progs[0] != first[0] {
+			t.Fatalf("%d programs, %q, %v", len(progs), resource, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Path allocates %.0f times for an answer it gave before", allocs)
+	}
+}
+
+// Past its bound the cache keeps nothing more, and Path still answers.
+func TestConverter_Path_CacheIsBounded(t *testing.T) {
+	c, err := engine.Load(engine.Options{}, "../testdata/examples/seed/mvp-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	beta := schema.GroupVersion{Group: "myapps.example.com", Version: "v1beta1"}
+	for i := range 3000 {
+		from := schema.GroupVersion{Group: "myapps.example.com", Version: fmt.Sprintf("v%d", i)}
+		_, _, err := c.Path(from.WithKind("CustomResource"), beta)
+		var np *engine.NoPathError
+		if !errors.As(err, &np) || np.From != from {
+			t.Fatalf("%s: %v", from, err)
+		}
+	}
+	if n := engine.CachedPaths(c); n != 1024 {
+		t.Errorf("%d answers kept", n)
+	}
+	progs, _, err := c.Path(schema.GroupVersion{Group: "myapps.example.com", Version: "v1alpha1"}.WithKind("CustomResource"), beta)
+	if err != nil || len(progs) != 1 {
+		t.Errorf("past the bound: %d programs, %v", len(progs), err)
+	}
+}
+
 func TestDecodeObject_ExactNumbers(t *testing.T) {
 	obj, err := engine.DecodeObject([]byte(`{"a":9223372036854775807,"b":123456789012345678901234567890,"c":1.50,"d":-0}`))
 	if err != nil {
@@ -164,6 +217,49 @@ func TestDecodeObject_ExactNumbers(t *testing.T) {
 	for _, bad := range []string{`[1]`, `null`, `{"a":1} {}`, `{"a":`} {
 		if _, err := engine.DecodeObject([]byte(bad)); err == nil {
 			t.Errorf("DecodeObject(%s) succeeded", bad)
+		}
+	}
+}
+
+// ObjectEncoder's output is EncodeObject's, byte for byte, for every JSON
+// object under testdata and for the strings JSON encoders disagree on.
+func TestObjectEncoder_IsEncodeObject(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir("../testdata", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []map[string]any
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj, err := engine.DecodeObject(data); err == nil {
+			objs = append(objs, obj)
+		}
+	}
+	if len(objs) < 100 {
+		t.Fatalf("only %d objects under testdata", len(objs))
+	}
+	objs = append(objs, map[string]any{
+		"html": "<a href='x'>&amp;</a>", "invalid": "a\xffb", "separators": "\u2028\u2029", "control": "\x00\x1f\t\n",
+		"number": json.Number("9223372036854775807"), "float": 1.5, "nil": nil, "list": []any{map[string]any{"b": 1, "a": []any{}}},
+	})
+	enc := engine.NewObjectEncoder()
+	for i, obj := range objs {
+		want, err := engine.EncodeObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := enc.Encode(obj)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("object %d: got %s (%v), want %s", i, got, err, want)
 		}
 	}
 }

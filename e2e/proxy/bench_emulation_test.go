@@ -215,8 +215,11 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	createMany(t, ctx, dyn, crV1beta1, "CustomResource", "list", listObjects, 500)
 
 	rulesFile := testdataPath(t, seedRulesFile)
-	p := startProxy(t, cp, "--rules", rulesFile, "--log-level", "warn")
-	pid := p.cmd.Process.Pid
+	profileDir := os.Getenv("MVPCTL_E2E_PROFILE_DIR")
+	// --profiling (on the loopback metrics address) forces the proxy's
+	// garbage collection between measurements, and records its profiles.
+	p := startProxy(t, cp, "--rules", rulesFile, "--log-level", "warn", "--profiling")
+	pid, apiPID := p.cmd.Process.Pid, cp.Server(0).PID()
 	client := benchClient()
 	token := cp.PKI.Token
 	get := func(base, path string) (int64, time.Duration, error) {
@@ -269,6 +272,8 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	// LIST of 10,000 objects: time, size, and the proxy's peak memory.
 	type listResult struct {
 		times    []time.Duration
+		proxyCPU []time.Duration // the proxy's CPU time per LIST
+		apiCPU   []time.Duration // the kube-apiserver's
 		size     int64
 		peakGrow int64
 	}
@@ -277,17 +282,20 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 		{"passed through (v1beta1)", "/apis/myapps.example.com/v1beta1/namespaces/list/customresources"},
 		{"emulated (v1alpha1)", "/apis/myapps.example.com/v1alpha1/namespaces/list/customresources"},
 	}
-	for round := range 4 {
+	const measuredRounds = 5
+	for round := range measuredRounds + 1 {
 		for _, lp := range listPaths {
-			runtimeGC(p)
+			collectGarbage(t, ctx, cs, p)
 			base := procKB(pid, "VmRSS")
 			if err := peakRSSReset(pid); err != nil {
 				t.Fatalf("resetting the peak RSS: %v", err)
 			}
+			pcpu, acpu := procCPU(pid), procCPU(apiPID)
 			n, d, err := get(p.URL, lp.path)
 			if err != nil {
 				t.Fatal(err)
 			}
+			pcpu, acpu = procCPU(pid)-pcpu, procCPU(apiPID)-acpu
 			grow := procKB(pid, "VmHWM") - base
 			if round == 0 {
 				continue
@@ -298,6 +306,7 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 				lists[lp.name] = r
 			}
 			r.times = append(r.times, d)
+			r.proxyCPU, r.apiCPU = append(r.proxyCPU, pcpu), append(r.apiCPU, acpu)
 			r.size = n
 			r.peakGrow = max(r.peakGrow, grow)
 		}
@@ -306,42 +315,60 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	// Watch throughput: the 10,000 initial events of a streaming list
 	// (sendInitialEvents), up to the bookmark that ends them.
 	watchRate := map[string][]float64{}
-	for round := range 4 {
+	watchCPU := map[string][2][]time.Duration{} // proxy, kube-apiserver
+	watchInitial := func(path string) (int, time.Duration, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+path+"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Accept", "application/json")
+		t0 := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		events := 0
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.Contains(line, `"type":"BOOKMARK"`) && strings.Contains(line, "initial-events-end") {
+				return events, time.Since(t0), nil
+			}
+			events++
+		}
+		return events, 0, fmt.Errorf("the watch ended after %d events without the initial-events-end bookmark (%v)", events, sc.Err())
+	}
+	for round := range measuredRounds + 1 {
 		for _, lp := range listPaths {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+lp.path+"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", nil)
+			collectGarbage(t, ctx, cs, p)
+			pcpu, acpu := procCPU(pid), procCPU(apiPID)
+			events, d, err := watchInitial(lp.path)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("watch %s: %v", lp.name, err)
 			}
-			req.Header.Set("Authorization", "Bearer "+token)
-			req.Header.Set("Accept", "application/json")
-			t0 := time.Now()
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(nil, 1<<20)
-			events := 0
-			for sc.Scan() {
-				line := sc.Text()
-				if strings.Contains(line, `"type":"BOOKMARK"`) && strings.Contains(line, "initial-events-end") {
-					break
-				}
-				events++
-			}
-			d := time.Since(t0)
-			resp.Body.Close()
+			pcpu, acpu = procCPU(pid)-pcpu, procCPU(apiPID)-acpu
 			if events != listObjects {
-				t.Fatalf("watch %s: %d initial events, want %d (%v)", lp.name, events, listObjects, sc.Err())
+				t.Fatalf("watch %s: %d initial events, want %d", lp.name, events, listObjects)
 			}
 			if round > 0 {
 				watchRate[lp.name] = append(watchRate[lp.name], float64(events)/d.Seconds())
+				c := watchCPU[lp.name]
+				watchCPU[lp.name] = [2][]time.Duration{append(c[0], pcpu), append(c[1], acpu)}
 			}
 		}
 	}
+	if profileDir != "" {
+		profileProxy(t, p, profileDir, "list-passthrough", func() error { _, _, err := get(p.URL, listPaths[0].path); return err })
+		profileProxy(t, p, profileDir, "list-emulated", func() error { _, _, err := get(p.URL, listPaths[1].path); return err })
+		profileProxy(t, p, profileDir, "watch-passthrough", func() error { _, _, err := watchInitial(listPaths[0].path); return err })
+		profileProxy(t, p, profileDir, "watch-emulated", func() error { _, _, err := watchInitial(listPaths[1].path); return err })
+	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "One kube-apiserver %s with etcd on loopback, one run; the proxy with the seed rules. GET: %d rounds of %s per variant, interleaved, concurrency 1, objects of %d bytes as served. LIST and watch: medians of 3 runs.\n\n", newVersion, rounds, perRound, objSize)
+	fmt.Fprintf(&b, "One kube-apiserver %s with etcd on loopback, one run; the proxy with the seed rules. GET: %d rounds of %s per variant, interleaved, concurrency 1, objects of %d bytes as served. LIST and watch: medians of %d runs (CPU: user+system time of each process during the request).\n\n", newVersion, rounds, perRound, objSize, measuredRounds)
 	b.WriteString("**GET of one ~5 KB object**\n\n| variant | requests | p50 | mean | p99 |\n|---|---:|---:|---:|---:|\n")
 	mean := func(d []time.Duration) time.Duration {
 		var s time.Duration
@@ -358,16 +385,18 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	plain, hooked := percentile(lat[gets[2].name], 0.5), percentile(lat[gets[3].name], 0.5)
 	fmt.Fprintf(&b, "\nEmulated / passed-through p50: **×%.2f** (target ≤ ×1.3). Conversion cost per object (p50 difference): emulation %s, conversion webhook %s: the webhook costs **×%.1f** the proxy's conversion.\n\n",
 		float64(emu)/float64(pass), dur(float64(emu-pass)), dur(float64(hooked-plain)), float64(hooked-plain)/float64(max(emu-pass, time.Microsecond)))
-	fmt.Fprintf(&b, "**LIST of %d objects through the proxy**\n\n| variant | response | median time | proxy peak RSS growth | growth / response |\n|---|---:|---:|---:|---:|\n", listObjects)
+	fmt.Fprintf(&b, "**LIST of %d objects through the proxy**\n\n| variant | response | median time | proxy CPU | kube-apiserver CPU | proxy peak RSS growth | growth / response |\n|---|---:|---:|---:|---:|---:|---:|\n", listObjects)
 	for _, lp := range listPaths {
 		r := lists[lp.name]
-		fmt.Fprintf(&b, "| %s | %.1f MB | %s | %.1f MB | %.2f |\n", lp.name, float64(r.size)/1e6, dur(float64(percentile(r.times, 0.5))), float64(r.peakGrow)/1e6, float64(r.peakGrow)/float64(r.size))
+		fmt.Fprintf(&b, "| %s | %.1f MB | %s | %s | %s | %.1f MB | %.2f |\n", lp.name, float64(r.size)/1e6, dur(float64(percentile(r.times, 0.5))),
+			dur(float64(percentile(r.proxyCPU, 0.5))), dur(float64(percentile(r.apiCPU, 0.5))), float64(r.peakGrow)/1e6, float64(r.peakGrow)/float64(r.size))
 	}
 	lp, le := percentile(lists[listPaths[0].name].times, 0.5), percentile(lists[listPaths[1].name].times, 0.5)
 	fmt.Fprintf(&b, "\nEmulated / passed-through LIST time: **×%.2f**.\n\n", float64(le)/float64(lp))
-	fmt.Fprintf(&b, "**Watch: %d initial events through the proxy**\n\n| variant | events/s (median) |\n|---|---:|\n", listObjects)
+	fmt.Fprintf(&b, "**Watch: %d initial events through the proxy**\n\n| variant | events/s (median) | proxy CPU | kube-apiserver CPU |\n|---|---:|---:|---:|\n", listObjects)
 	for _, lp := range listPaths {
-		fmt.Fprintf(&b, "| %s | %.0f |\n", lp.name, median(watchRate[lp.name]))
+		c := watchCPU[lp.name]
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s |\n", lp.name, median(watchRate[lp.name]), dur(float64(percentile(c[0], 0.5))), dur(float64(percentile(c[1], 0.5))))
 	}
 	fmt.Fprintf(&b, "\nEmulated / passed-through watch throughput: **×%.2f**.\n", median(watchRate[listPaths[1].name])/median(watchRate[listPaths[0].name]))
 	report := b.String()
@@ -382,6 +411,72 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	}
 }
 
-// runtimeGC lets the proxy's heap settle between LISTs: a short pause, as
-// the proxy offers no way to force a collection from outside.
-func runtimeGC(p *proxyProcess) { time.Sleep(2 * time.Second) }
+// collectGarbage collects the garbage of the kube-apiserver and of the proxy
+// before a measurement: a LIST of 10,000 objects leaves tens of MB of it in
+// both, and without this the next LIST pays for the previous one's: with
+// the variants in a fixed order, one variant was charged the other's
+// collections, and which one changed from run to run.
+func collectGarbage(t *testing.T, ctx context.Context, cs kubernetes.Interface, p *proxyProcess) {
+	t.Helper()
+	// kube-apiserver serves /debug/pprof (--profiling defaults to true) to
+	// the admin; gc=1 collects before the heap profile is written.
+	if _, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(ctx); err != nil {
+		t.Fatalf("collecting the kube-apiserver's garbage: %v", err)
+	}
+	resp, err := http.Get(p.MetricsURL + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		t.Fatalf("collecting the proxy's garbage: %v", err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("collecting the proxy's garbage: HTTP %d, %v", resp.StatusCode, err)
+	}
+}
+
+// procCPU is a process's user and system CPU time so far.
+func procCPU(pid int) time.Duration {
+	return cpuTime(benchVariant{pids: func() []int { return []int{pid} }})
+}
+
+// profileProxy records a CPU profile of the proxy (its --profiling
+// endpoint on the loopback metrics address) while run repeats, into
+// dir/name.pprof.
+func profileProxy(t *testing.T, p *proxyProcess, dir, name string, run func() error) {
+	t.Helper()
+	const seconds = 10
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", p.MetricsURL, seconds))
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, data)
+		}
+		done <- result{data, err}
+	}()
+	for {
+		if err := run(); err != nil {
+			t.Fatalf("profiling %s: %v", name, err)
+		}
+		select {
+		case r := <-done:
+			if r.err != nil {
+				t.Fatalf("profiling %s: %v", name, r.err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name+".pprof"), r.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+	}
+}

@@ -406,6 +406,39 @@ spec:
 		}
 	})
 
+	t.Run("WatchDeliversEachEventWhileTheStreamIdles", func(t *testing.T) {
+		// The proxy converts and sends each event as it comes: a client
+		// never waits for the next event to see the previous one.
+		list, err := dyn.Resource(crV1alpha1).Namespace("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := dyn.Resource(crV1alpha1).Namespace("default").Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		for _, name := range []string{"idle-1", "idle-2"} {
+			obj := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "myapps.example.com/v1alpha1", "kind": "CustomResource",
+				"metadata": map[string]any{"name": name, "namespace": "default"},
+				"spec":     map[string]any{"replicas": int64(1), "stateManagement": "ephemeral", "config": map[string]any{"legacyTimeout": int64(30), "retries": int64(3)}},
+			}}
+			if _, err := dyn.Resource(crV1alpha1).Namespace("default").Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case ev, ok := <-w.ResultChan():
+				u, isObj := ev.Object.(*unstructured.Unstructured)
+				if !ok || ev.Type != watch.Added || !isObj || u.GetName() != name || u.GetAPIVersion() != "myapps.example.com/v1alpha1" {
+					t.Fatalf("after creating %s: event %s %#v (open %v)", name, ev.Type, ev.Object, ok)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("the ADDED event of %s did not reach the client while the stream was idle", name)
+			}
+		}
+	})
+
 	t.Run("MetricsNameTheBackend", func(t *testing.T) {
 		// Emulated requests are counted under the server that answered.
 		n := 0

@@ -301,7 +301,7 @@ func (em *emulation) convertResponse(resp *http.Response) error {
 	ctx := resp.Request.Context()
 	switch em.info.Verb {
 	case "watch":
-		resp.Body = newPipeBody(resp.Body, func(src io.Reader, dst io.Writer) error { return em.streamWatch(ctx, src, dst) })
+		resp.Body = em.newWatchBody(ctx, resp.Body)
 	case "list":
 		resp.Body = newPipeBody(resp.Body, func(src io.Reader, dst io.Writer) error { return em.streamList(ctx, src, dst) })
 	default:

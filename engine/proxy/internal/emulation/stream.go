@@ -2,13 +2,15 @@ package emulation
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 
-	gojson "github.com/goccy/go-json"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mvpctl/mvpctl/engine"
@@ -41,24 +43,37 @@ func (b *pipeBody) Close() error {
 }
 
 // streamList converts a list (or a Table) as it is read: the envelope's
-// fields are copied (apiVersion rewritten), each element of items (or of a
-// Table's rows) is decoded, converted and written before the next is read.
-// A conversion error mid-way breaks the response: a client must never take
-// a partly converted list for a whole one.
+// members are copied (apiVersion rewritten), each element of items (or of
+// a Table's rows) is read whole, decoded, converted and written before the
+// next is read. Each is bounded by MaxObjectBytes. A conversion error
+// mid-way breaks the response: a client must never take a partly converted
+// list for a whole one.
 func (em *emulation) streamList(ctx context.Context, src io.Reader, dst io.Writer) error {
 	bw := bufio.NewWriterSize(dst, 32<<10)
-	dec := gojson.NewDecoder(src)
-	dec.UseNumber()
-	if err := expectDelim(dec, '{'); err != nil {
+	r := newValueReader(src, em.maxObjectBytes())
+	if err := r.expect('{'); err != nil {
 		return err
 	}
 	bw.WriteByte('{')
-	for n := 0; dec.More(); n++ {
-		tok, err := dec.Token()
+	if c, err := r.peek(); err != nil {
+		return err
+	} else if c == '}' {
+		r.br.ReadByte()
+	} else if err := em.streamMembers(ctx, r, bw); err != nil {
+		return err
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+// streamMembers copies the members of a list's envelope up to its closing
+// brace.
+func (em *emulation) streamMembers(ctx context.Context, r *valueReader, bw *bufio.Writer) error {
+	for n := 0; ; n++ {
+		key, err := r.key()
 		if err != nil {
 			return err
 		}
-		key, _ := tok.(string)
 		if n > 0 {
 			bw.WriteByte(',')
 		}
@@ -67,139 +82,301 @@ func (em *emulation) streamList(ctx context.Context, src io.Reader, dst io.Write
 		bw.WriteByte(':')
 		switch key {
 		case "items", "rows":
-			if err := em.streamArray(ctx, dec, bw, key); err != nil {
-				return err
-			}
+			err = em.streamArray(ctx, r, bw, key)
 		case "apiVersion":
-			var av string
-			if err := dec.Decode(&av); err != nil {
-				return err
-			}
-			if av == em.t.served.String() {
-				av = em.t.requested.String()
-			}
-			b, _ := json.Marshal(av)
-			bw.Write(b)
+			err = em.streamAPIVersion(r, bw)
 		default:
-			var raw gojson.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return err
-			}
-			bw.Write(raw)
+			err = copyValue(r, bw, key)
+		}
+		if err != nil {
+			return err
+		}
+		if more, err := r.next('}'); err != nil || !more {
+			return err
 		}
 	}
-	if err := expectDelim(dec, '}'); err != nil {
-		return err
-	}
-	bw.WriteByte('}')
-	bw.WriteByte('\n')
-	return bw.Flush()
 }
 
-func (em *emulation) streamArray(ctx context.Context, dec *gojson.Decoder, bw *bufio.Writer, key string) error {
-	tok, err := dec.Token()
+func (em *emulation) streamAPIVersion(r *valueReader, bw *bufio.Writer) error {
+	raw, err := r.value()
 	if err != nil {
 		return err
 	}
-	if tok == nil {
-		bw.WriteString("null")
-		return nil
+	var av string
+	if err := json.Unmarshal(raw, &av); err != nil {
+		return fmt.Errorf("apiVersion: %w", err)
 	}
-	if d, ok := tok.(gojson.Delim); !ok || d != '[' {
-		return fmt.Errorf("%s is not an array", key)
+	if av == em.t.served.String() {
+		av = em.t.requested.String()
 	}
-	bw.WriteByte('[')
-	for i := 0; dec.More(); i++ {
-		// One pass: the item decodes straight into a map, numbers exact.
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			return fmt.Errorf("%s[%d]: %w", key, i, err)
-		}
-		if obj == nil {
-			return fmt.Errorf("%s[%d] is not an object", key, i)
-		}
-		var err error
-		if key == "rows" {
-			err = em.convertRow(ctx, obj)
-		} else {
-			obj, err = em.toClient(ctx, obj)
-		}
-		if err != nil {
-			return fmt.Errorf("%s[%d]: %w", key, i, err)
-		}
-		b, err := engine.EncodeObject(obj)
+	b, _ := json.Marshal(av)
+	_, err = bw.Write(b)
+	return err
+}
+
+// copyValue copies a member of the envelope as it is, once it is known to
+// be valid JSON.
+func copyValue(r *valueReader, bw *bufio.Writer, key string) error {
+	raw, err := r.value()
+	if err != nil {
+		return err
+	}
+	if !json.Valid(raw) {
+		return fmt.Errorf("%s is not valid JSON", key)
+	}
+	_, err = bw.Write(raw)
+	return err
+}
+
+func (em *emulation) streamArray(ctx context.Context, r *valueReader, bw *bufio.Writer, key string) error {
+	c, err := r.peek()
+	if err != nil {
+		return err
+	}
+	if c != '[' {
+		raw, err := r.value()
 		if err != nil {
 			return err
+		}
+		if string(raw) != "null" {
+			return fmt.Errorf("%s is not an array", key)
+		}
+		_, err = bw.WriteString("null")
+		return err
+	}
+	r.br.ReadByte()
+	bw.WriteByte('[')
+	enc := engine.NewObjectEncoder()
+	if c, err := r.peek(); err != nil {
+		return err
+	} else if c == ']' {
+		r.br.ReadByte()
+		return bw.WriteByte(']')
+	}
+	for i := 0; ; i++ {
+		raw, err := r.value()
+		if errors.Is(err, errValueTooLarge) {
+			return fmt.Errorf("%s[%d] is larger than %d bytes", key, i, r.limit)
+		}
+		if err != nil {
+			return fmt.Errorf("%s[%d]: %w", key, i, err)
+		}
+		b, err := em.convertItem(ctx, enc, raw, key)
+		if err != nil {
+			return fmt.Errorf("%s[%d]: %w", key, i, err)
 		}
 		if i > 0 {
 			bw.WriteByte(',')
 		}
 		bw.Write(b)
-	}
-	if err := expectDelim(dec, ']'); err != nil {
-		return err
-	}
-	bw.WriteByte(']')
-	return nil
-}
-
-func expectDelim(dec *gojson.Decoder, want gojson.Delim) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := tok.(gojson.Delim); !ok || d != want {
-		return fmt.Errorf("expected %q in the JSON body, found %v", want, tok)
-	}
-	return nil
-}
-
-// streamWatch converts a JSON watch stream event by event: ADDED, MODIFIED,
-// DELETED and BOOKMARK carry an object of the served version; an ERROR
-// event's Status passes through. A conversion failure ends the stream with
-// an ERROR event (a 500 Status naming the rule), after which the client
-// watches again; a broken upstream stream ends cleanly.
-func (em *emulation) streamWatch(ctx context.Context, src io.Reader, dst io.Writer) error {
-	dec := json.NewDecoder(src)
-	for {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil // the end of the stream, or a broken one: it ends cleanly
-		}
-		ev, err := engine.DecodeObject(raw)
+		more, err := r.next(']')
 		if err != nil {
-			return writeWatchError(dst, fmt.Errorf("the kube-apiserver sent an invalid watch event: %w", err))
-		}
-		if t, _ := ev["type"].(string); t != "ERROR" {
-			if obj, ok := ev["object"].(map[string]any); ok {
-				out, err := em.toClient(ctx, obj)
-				if err != nil {
-					return writeWatchError(dst, err)
-				}
-				ev["object"] = out
-			}
-		}
-		// {"type", "object"} in the apiserver's order, not sorted.
-		typ, err := engine.EncodeObject(ev["type"])
-		if err != nil {
-			return writeWatchError(dst, err)
-		}
-		obj, err := engine.EncodeObject(ev["object"])
-		if err != nil {
-			return writeWatchError(dst, err)
-		}
-		line := make([]byte, 0, len(typ)+len(obj)+22)
-		line = append(append(append(append(append(line, `{"type":`...), typ...), `,"object":`...), obj...), "}\n"...)
-		if _, err := dst.Write(line); err != nil {
 			return err
 		}
+		if !more {
+			return bw.WriteByte(']')
+		}
 	}
 }
 
-func writeWatchError(dst io.Writer, err error) error {
+// convertItem converts one element of a list's items or a Table's rows; the
+// encoding is valid until enc's next.
+func (em *emulation) convertItem(ctx context.Context, enc *engine.ObjectEncoder, raw []byte, key string) ([]byte, error) {
+	obj, err := engine.DecodeObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	if key == "rows" {
+		err = em.convertRow(ctx, obj)
+	} else {
+		obj, err = em.toClient(ctx, obj)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return enc.Encode(obj)
+}
+
+// watchBatchBytes bounds the converted events held before they are written:
+// events the backend sent together leave together, as in pass-through,
+// rather than one write (and one flush to the client) per event.
+const watchBatchBytes = 64 << 10
+
+// watchBody converts a JSON watch stream event by event as the client
+// reads it: ADDED, MODIFIED, DELETED and BOOKMARK carry an object of the
+// served version; an ERROR event's Status passes through. Each read returns
+// the converted events the backend had sent by then (at least one, waiting
+// for it), so events the backend sent together leave together and a
+// client sees each event without waiting for the next; no goroutine stands
+// between the backend and the client. A conversion failure ends the stream
+// with an ERROR event (a 500 Status naming the rule), after which the
+// client watches again; a broken upstream stream ends cleanly after the
+// last whole event.
+type watchBody struct {
+	em     *emulation
+	ctx    context.Context
+	src    io.Closer
+	events *lineReader
+	enc    *engine.ObjectEncoder
+	out    []byte // converted events not yet read
+	off    int    // how much of out was read
+	done   bool   // nothing follows out
+}
+
+func (em *emulation) newWatchBody(ctx context.Context, src io.ReadCloser) *watchBody {
+	return &watchBody{em: em, ctx: ctx, src: src, events: newLineReader(src, em.maxObjectBytes()), enc: engine.NewObjectEncoder()}
+}
+
+func (b *watchBody) Read(p []byte) (int, error) {
+	for b.off == len(b.out) {
+		if b.done {
+			return 0, io.EOF
+		}
+		b.out, b.off = b.out[:0], 0
+		if cap(b.out) > 4*watchBatchBytes {
+			b.out = nil // after a large event: give the memory back
+		}
+		b.fill()
+	}
+	n := copy(p, b.out[b.off:])
+	b.off += n
+	return n, nil
+}
+
+func (b *watchBody) Close() error { return b.src.Close() }
+
+// fill converts the next event, waiting for it, and those after it that
+// have already arrived, up to watchBatchBytes.
+func (b *watchBody) fill() {
+	for {
+		line, whole, err := b.events.next()
+		if errors.Is(err, errLineTooLong) {
+			b.fail(fmt.Errorf("the kube-apiserver sent a watch event larger than %d bytes", b.events.limit))
+			return
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			ev, derr := engine.DecodeObject(line)
+			switch {
+			case derr != nil && !whole:
+				// The stream broke in the middle of an event: drop it.
+			case derr != nil:
+				b.fail(fmt.Errorf("the kube-apiserver sent an invalid watch event: %w", derr))
+				return
+			default:
+				if b.out, derr = b.em.appendEvent(b.ctx, b.enc, b.out, ev); derr != nil {
+					b.fail(derr)
+					return
+				}
+			}
+		}
+		if err != nil {
+			// The end of the stream, or a broken one: it ends cleanly.
+			b.done = true
+			return
+		}
+		if len(b.out) >= watchBatchBytes || len(b.out) > 0 && !b.events.buffered() {
+			return
+		}
+	}
+}
+
+// fail ends the stream with an ERROR event.
+func (b *watchBody) fail(err error) {
+	b.out = appendWatchError(b.out, err)
+	b.done = true
+}
+
+// appendEvent converts a watch event's object and appends the event, as
+// {"type", "object"} in the apiserver's order, to out.
+func (em *emulation) appendEvent(ctx context.Context, enc *engine.ObjectEncoder, out []byte, ev map[string]any) ([]byte, error) {
+	if t, _ := ev["type"].(string); t != "ERROR" {
+		if obj, ok := ev["object"].(map[string]any); ok {
+			conv, err := em.toClient(ctx, obj)
+			if err != nil {
+				return out, err
+			}
+			ev["object"] = conv
+		}
+	}
+	typ, err := enc.Encode(ev["type"])
+	if err != nil {
+		return out, err
+	}
+	start := len(out)
+	out = append(append(append(out, `{"type":`...), typ...), `,"object":`...)
+	obj, err := enc.Encode(ev["object"])
+	if err != nil {
+		return out[:start], err
+	}
+	return append(append(out, obj...), "}\n"...), nil
+}
+
+// maxObjectBytes bounds one watch event, as one object read whole.
+func (em *emulation) maxObjectBytes() int {
+	if n := em.rules.e.opts.MaxObjectBytes; n > 0 && n < math.MaxInt32 {
+		return int(n)
+	}
+	return defaultMaxEventBytes
+}
+
+// defaultMaxEventBytes bounds a watch event when the emulator has no
+// MaxObjectBytes (tests); the proxy always sets one.
+const defaultMaxEventBytes = 64 << 20
+
+// errLineTooLong is a line over the lineReader's limit.
+var errLineTooLong = errors.New("line too long")
+
+// lineReader reads newline-delimited frames (JSON watch events) with a
+// bound on each.
+type lineReader struct {
+	br    *bufio.Reader
+	limit int
+	long  []byte // a line longer than br's buffer, being assembled
+}
+
+func newLineReader(src io.Reader, limit int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(src, 32<<10), limit: limit}
+}
+
+// buffered reports whether a whole line is already read: next returns it
+// without waiting for src.
+func (l *lineReader) buffered() bool {
+	b, _ := l.br.Peek(l.br.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
+// next returns the next line and whether it ended with a newline; the line
+// is valid until the next call. At the end of src it returns what is left
+// with src's error.
+func (l *lineReader) next() (line []byte, whole bool, err error) {
+	l.long = l.long[:0]
+	if cap(l.long) > 1<<20 {
+		l.long = nil // after a large line: give the memory back
+	}
+	for {
+		frag, err := l.br.ReadSlice('\n')
+		if err == nil && len(l.long) == 0 {
+			return frag, true, nil
+		}
+		if len(l.long)+len(frag) > l.limit {
+			l.long = nil // give the memory back
+			return nil, false, errLineTooLong
+		}
+		l.long = append(l.long, frag...)
+		switch {
+		case err == nil:
+			return l.long, true, nil
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return l.long, false, err
+		}
+	}
+}
+
+// appendWatchError appends an ERROR event whose Status is a 500 saying
+// err.
+func appendWatchError(out []byte, err error) []byte {
 	st := response.StatusBody(http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: "+err.Error(), 0)
-	ev := append([]byte(`{"type":"ERROR","object":`), st[:len(st)-1]...)
-	ev = append(ev, "}\n"...)
-	_, werr := dst.Write(ev)
-	return werr
+	out = append(out, `{"type":"ERROR","object":`...)
+	out = append(out, st[:len(st)-1]...)
+	return append(out, "}\n"...)
 }
