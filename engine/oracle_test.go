@@ -751,8 +751,9 @@ func decodeInto(t *testing.T, obj map[string]any, into any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Unknown fields are allowed: the fixtures come from Kubernetes v1.35,
-	// whose PodSpec has fields (workloadRef) that this k8s.io/api no longer has.
+	// Unknown fields are allowed: the fixtures come from older Kubernetes
+	// releases, whose types may have fields this k8s.io/api no longer has
+	// (v1.35's PodSpec workloadRef, which v1.36 replaced with schedulingGroup).
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(into); err != nil {
 		t.Fatalf("decoding into %T: %v", into, err)
 	}

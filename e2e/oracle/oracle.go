@@ -53,7 +53,7 @@ type Pair struct {
 	Name string // directory name under testdata/oracle
 	// Release is the Kubernetes minor release ("v1.21") whose conversion
 	// code decides: the last one that served the older side, or the newest
-	// release module when both sides are still served.
+	// release module that registers both sides when both are still served.
 	Release string
 	Sides   [2]Side
 	// Fuzzed maps a side label to the k8s.io/api testdata/HEAD fixture that

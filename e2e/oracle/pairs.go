@@ -7,9 +7,13 @@ package oracle
 // newer side (flowcontrol v1beta1 and v1beta2 against v1beta3 and v1), it is
 // the oldest release module whose code has both. A *-newer-fields pair holds
 // the inputs with fields added after its base pair's release, checked
-// against the newest release module.
+// against the newest release module that still registers the older side.
 var Pairs = []Pair{
 	{
+		// v1.35, not v1.36: v1.36 converts a v1 Object metric with an
+		// averageValue and a zero targetValue without its value "0"
+		// (object-average-value.v1); the built-in rule keeps it, as every
+		// release before v1.36 does.
 		Name:    "hpa-autoscaling-v1-v2",
 		Release: "v1.35",
 		Sides: [2]Side{
@@ -36,7 +40,8 @@ var Pairs = []Pair{
 	{
 		// Inputs that v1.25 cannot decode, or converts otherwise than newer
 		// releases (behavior tolerance and scale-*-tolerance annotations,
-		// v1.33), against the newest conversion code.
+		// v1.33), against the newest conversion code that registers
+		// autoscaling/v2beta2: v1.35 (v1.36 dropped it from its scheme).
 		Name:    "hpa-autoscaling-v2beta2-v2-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{
@@ -64,7 +69,7 @@ var Pairs = []Pair{
 		// Inputs that v1.24 cannot decode (unhealthyPodEvictionPolicy, v1.26),
 		// against the newest conversion code.
 		Name:    "pdb-policy-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("policy", "v1beta1", "PodDisruptionBudget")},
 			{"v1", gvk("policy", "v1", "PodDisruptionBudget")},
@@ -126,7 +131,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (strategy, preferredHolder, v1.31),
 		// against the newest conversion code.
 		Name:    "lease-coordination-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("coordination.k8s.io", "v1beta1", "Lease")},
 			{"v1", gvk("coordination.k8s.io", "v1", "Lease")},
@@ -251,7 +256,7 @@ var Pairs = []Pair{
 		// releases (exempt, v1.28; preserve-zero-concurrency-shares annotation,
 		// v1.29), against the newest conversion code.
 		Name:    "prioritylevel-flowcontrol-v1beta1-v1beta3-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("flowcontrol.apiserver.k8s.io", "v1beta1", "PriorityLevelConfiguration")},
 			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "PriorityLevelConfiguration")},
@@ -278,7 +283,7 @@ var Pairs = []Pair{
 		// releases (preserve-zero-concurrency-shares annotation, v1.29), against
 		// the newest conversion code.
 		Name:    "prioritylevel-flowcontrol-v1beta2-v1beta3-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta2", gvk("flowcontrol.apiserver.k8s.io", "v1beta2", "PriorityLevelConfiguration")},
 			{"v1beta3", gvk("flowcontrol.apiserver.k8s.io", "v1beta3", "PriorityLevelConfiguration")},
@@ -287,7 +292,7 @@ var Pairs = []Pair{
 	// networking.k8s.io ServiceCIDR, IPAddress, IngressClass.
 	{
 		Name:    "servicecidr-networking-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "ServiceCIDR")},
 			{"v1", gvk("networking.k8s.io", "v1", "ServiceCIDR")},
@@ -299,7 +304,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "ipaddress-networking-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "IPAddress")},
 			{"v1", gvk("networking.k8s.io", "v1", "IPAddress")},
@@ -325,7 +330,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
 		// against the newest conversion code.
 		Name:    "ingressclass-networking-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("networking.k8s.io", "v1beta1", "IngressClass")},
 			{"v1", gvk("networking.k8s.io", "v1", "IngressClass")},
@@ -350,7 +355,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "volumeattributesclass-storage-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "VolumeAttributesClass")},
 			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttributesClass")},
@@ -360,10 +365,10 @@ var Pairs = []Pair{
 			"v1":      "storage.k8s.io.v1.VolumeAttributesClass.json",
 		},
 	},
-	// coordination.k8s.io LeaseCandidate: v1beta1 is the newest version in v1.35.
+	// coordination.k8s.io LeaseCandidate: v1beta1 is the newest version in v1.36.
 	{
 		Name:    "leasecandidate-coordination-v1alpha2-v1beta1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1alpha2", gvk("coordination.k8s.io", "v1alpha2", "LeaseCandidate")},
 			{"v1beta1", gvk("coordination.k8s.io", "v1beta1", "LeaseCandidate")},
@@ -376,7 +381,7 @@ var Pairs = []Pair{
 	// resource.k8s.io: v1beta1 and v1beta2 against v1, the hub.
 	{
 		Name:    "deviceclass-resource-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("resource.k8s.io", "v1beta1", "DeviceClass")},
 			{"v1", gvk("resource.k8s.io", "v1", "DeviceClass")},
@@ -388,7 +393,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "resourceclaim-resource-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("resource.k8s.io", "v1beta1", "ResourceClaim")},
 			{"v1", gvk("resource.k8s.io", "v1", "ResourceClaim")},
@@ -400,7 +405,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "resourceclaimtemplate-resource-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("resource.k8s.io", "v1beta1", "ResourceClaimTemplate")},
 			{"v1", gvk("resource.k8s.io", "v1", "ResourceClaimTemplate")},
@@ -412,7 +417,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "resourceslice-resource-v1beta1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("resource.k8s.io", "v1beta1", "ResourceSlice")},
 			{"v1", gvk("resource.k8s.io", "v1", "ResourceSlice")},
@@ -424,7 +429,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "deviceclass-resource-v1beta2-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta2", gvk("resource.k8s.io", "v1beta2", "DeviceClass")},
 			{"v1", gvk("resource.k8s.io", "v1", "DeviceClass")},
@@ -436,7 +441,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "resourceclaim-resource-v1beta2-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta2", gvk("resource.k8s.io", "v1beta2", "ResourceClaim")},
 			{"v1", gvk("resource.k8s.io", "v1", "ResourceClaim")},
@@ -448,7 +453,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "resourceclaimtemplate-resource-v1beta2-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta2", gvk("resource.k8s.io", "v1beta2", "ResourceClaimTemplate")},
 			{"v1", gvk("resource.k8s.io", "v1", "ResourceClaimTemplate")},
@@ -460,7 +465,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "resourceslice-resource-v1beta2-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta2", gvk("resource.k8s.io", "v1beta2", "ResourceSlice")},
 			{"v1", gvk("resource.k8s.io", "v1", "ResourceSlice")},
@@ -487,7 +492,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (matchConditions, v1.27; managedFields
 		// subresource, v1.22), against the newest conversion code.
 		Name:    "validatingwebhookconfiguration-admissionregistration-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "ValidatingWebhookConfiguration")},
 			{"v1", gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration")},
@@ -513,7 +518,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (matchConditions, v1.27; managedFields
 		// subresource, v1.22), against the newest conversion code.
 		Name:    "mutatingwebhookconfiguration-admissionregistration-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingWebhookConfiguration")},
 			{"v1", gvk("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration")},
@@ -573,7 +578,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "mutatingadmissionpolicy-admissionregistration-v1alpha1-v1beta1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "MutatingAdmissionPolicy")},
 			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicy")},
@@ -585,7 +590,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "mutatingadmissionpolicybinding-admissionregistration-v1alpha1-v1beta1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("admissionregistration.k8s.io", "v1alpha1", "MutatingAdmissionPolicyBinding")},
 			{"v1beta1", gvk("admissionregistration.k8s.io", "v1beta1", "MutatingAdmissionPolicyBinding")},
@@ -609,7 +614,7 @@ var Pairs = []Pair{
 		// selectableFields, v1.30; managedFields subresource, v1.22), against
 		// the newest conversion code.
 		Name:    "customresourcedefinition-apiextensions-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("apiextensions.k8s.io", "v1beta1", "CustomResourceDefinition")},
 			{"v1", gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition")},
@@ -645,7 +650,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (expirationSeconds, v1.22;
 		// managedFields subresource, v1.22), against the newest conversion code.
 		Name:    "certificatesigningrequest-certificates-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("certificates.k8s.io", "v1beta1", "CertificateSigningRequest")},
 			{"v1", gvk("certificates.k8s.io", "v1", "CertificateSigningRequest")},
@@ -657,7 +662,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "clustertrustbundle-certificates-v1alpha1-v1beta1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("certificates.k8s.io", "v1alpha1", "ClusterTrustBundle")},
 			{"v1beta1", gvk("certificates.k8s.io", "v1beta1", "ClusterTrustBundle")},
@@ -680,7 +685,7 @@ var Pairs = []Pair{
 		// Inputs that v1.15 cannot decode (pod template and metadata fields),
 		// against the newest conversion code.
 		Name:    "deployment-apps-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("apps", "v1beta1", "Deployment")},
 			{"v1", gvk("apps", "v1", "Deployment")},
@@ -702,7 +707,7 @@ var Pairs = []Pair{
 		// Inputs that v1.15 cannot decode (pod template and metadata fields),
 		// against the newest conversion code.
 		Name:    "deployment-apps-v1beta2-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta2", gvk("apps", "v1beta2", "Deployment")},
 			{"v1", gvk("apps", "v1", "Deployment")},
@@ -726,7 +731,7 @@ var Pairs = []Pair{
 		// claim template apiVersion and kind, set by newer releases), against
 		// the newest conversion code.
 		Name:    "statefulset-apps-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("apps", "v1beta1", "StatefulSet")},
 			{"v1", gvk("apps", "v1", "StatefulSet")},
@@ -749,7 +754,7 @@ var Pairs = []Pair{
 		// apiserver applied first (minReadySeconds and availableReplicas, v1.22;
 		// pod template and metadata fields), against the newest conversion code.
 		Name:    "statefulset-apps-v1beta2-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta2", gvk("apps", "v1beta2", "StatefulSet")},
 			{"v1", gvk("apps", "v1", "StatefulSet")},
@@ -771,7 +776,7 @@ var Pairs = []Pair{
 		// Inputs that v1.15 cannot decode (pod template and metadata fields),
 		// against the newest conversion code.
 		Name:    "daemonset-apps-v1beta2-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta2", gvk("apps", "v1beta2", "DaemonSet")},
 			{"v1", gvk("apps", "v1", "DaemonSet")},
@@ -797,7 +802,7 @@ var Pairs = []Pair{
 		// Inputs that v1.15 cannot decode (pod template and metadata fields),
 		// against the newest conversion code.
 		Name:    "replicaset-apps-v1beta2-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta2", gvk("apps", "v1beta2", "ReplicaSet")},
 			{"v1", gvk("apps", "v1", "ReplicaSet")},
@@ -823,7 +828,7 @@ var Pairs = []Pair{
 		// Inputs that v1.15 cannot decode (managedFields fieldsType, v1.18),
 		// against the newest conversion code.
 		Name:    "controllerrevision-apps-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("apps", "v1beta1", "ControllerRevision")},
 			{"v1", gvk("apps", "v1", "ControllerRevision")},
@@ -849,7 +854,7 @@ var Pairs = []Pair{
 		// Inputs that v1.15 cannot decode (managedFields fieldsType, v1.18),
 		// against the newest conversion code.
 		Name:    "controllerrevision-apps-v1beta2-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta2", gvk("apps", "v1beta2", "ControllerRevision")},
 			{"v1", gvk("apps", "v1", "ControllerRevision")},
@@ -872,7 +877,7 @@ var Pairs = []Pair{
 		// apiserver applied first (pod template and metadata fields), against
 		// the newest conversion code.
 		Name:    "deployment-extensions-v1beta1-apps-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("extensions", "v1beta1", "Deployment")},
 			{"v1", gvk("apps", "v1", "Deployment")},
@@ -895,7 +900,7 @@ var Pairs = []Pair{
 		// apiserver applied first (pod template and metadata fields), against
 		// the newest conversion code.
 		Name:    "daemonset-extensions-v1beta1-apps-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("extensions", "v1beta1", "DaemonSet")},
 			{"v1", gvk("apps", "v1", "DaemonSet")},
@@ -921,7 +926,7 @@ var Pairs = []Pair{
 		// Inputs that v1.15 cannot decode (pod template and metadata fields),
 		// against the newest conversion code.
 		Name:    "replicaset-extensions-v1beta1-apps-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("extensions", "v1beta1", "ReplicaSet")},
 			{"v1", gvk("apps", "v1", "ReplicaSet")},
@@ -948,7 +953,7 @@ var Pairs = []Pair{
 		// Inputs that v1.15 cannot decode (endPort, v1.21; metadata fields),
 		// against the newest conversion code.
 		Name:    "networkpolicy-extensions-v1beta1-networking-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("extensions", "v1beta1", "NetworkPolicy")},
 			{"v1", gvk("networking.k8s.io", "v1", "NetworkPolicy")},
@@ -975,7 +980,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
 		// against the newest conversion code.
 		Name:    "role-rbac-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "Role")},
 			{"v1", gvk("rbac.authorization.k8s.io", "v1", "Role")},
@@ -1001,7 +1006,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
 		// against the newest conversion code.
 		Name:    "clusterrole-rbac-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "ClusterRole")},
 			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRole")},
@@ -1027,7 +1032,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
 		// against the newest conversion code.
 		Name:    "rolebinding-rbac-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "RoleBinding")},
 			{"v1", gvk("rbac.authorization.k8s.io", "v1", "RoleBinding")},
@@ -1053,7 +1058,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
 		// against the newest conversion code.
 		Name:    "clusterrolebinding-rbac-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("rbac.authorization.k8s.io", "v1beta1", "ClusterRoleBinding")},
 			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")},
@@ -1065,7 +1070,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "role-rbac-v1alpha1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "Role")},
 			{"v1", gvk("rbac.authorization.k8s.io", "v1", "Role")},
@@ -1077,7 +1082,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "clusterrole-rbac-v1alpha1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "ClusterRole")},
 			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRole")},
@@ -1089,7 +1094,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "rolebinding-rbac-v1alpha1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "RoleBinding")},
 			{"v1", gvk("rbac.authorization.k8s.io", "v1", "RoleBinding")},
@@ -1101,7 +1106,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "clusterrolebinding-rbac-v1alpha1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("rbac.authorization.k8s.io", "v1alpha1", "ClusterRoleBinding")},
 			{"v1", gvk("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding")},
@@ -1128,7 +1133,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
 		// against the newest conversion code.
 		Name:    "priorityclass-scheduling-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("scheduling.k8s.io", "v1beta1", "PriorityClass")},
 			{"v1", gvk("scheduling.k8s.io", "v1", "PriorityClass")},
@@ -1139,6 +1144,8 @@ var Pairs = []Pair{
 		},
 	},
 	{
+		// v1.35: v1.36 replaced scheduling.k8s.io/v1alpha1 with v1alpha2 in
+		// its scheme.
 		Name:    "priorityclass-scheduling-v1alpha1-v1",
 		Release: "v1.35",
 		Sides: [2]Side{
@@ -1167,7 +1174,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
 		// against the newest conversion code.
 		Name:    "storageclass-storage-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "StorageClass")},
 			{"v1", gvk("storage.k8s.io", "v1", "StorageClass")},
@@ -1193,7 +1200,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (status errorCode, v1.33;
 		// managedFields subresource, v1.22), against the newest conversion code.
 		Name:    "volumeattachment-storage-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "VolumeAttachment")},
 			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttachment")},
@@ -1220,7 +1227,7 @@ var Pairs = []Pair{
 		// v1.33; managedFields subresource, v1.22), against the newest
 		// conversion code.
 		Name:    "csidriver-storage-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSIDriver")},
 			{"v1", gvk("storage.k8s.io", "v1", "CSIDriver")},
@@ -1246,7 +1253,7 @@ var Pairs = []Pair{
 		// Inputs that v1.21 cannot decode (managedFields subresource, v1.22),
 		// against the newest conversion code.
 		Name:    "csinode-storage-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("storage.k8s.io", "v1beta1", "CSINode")},
 			{"v1", gvk("storage.k8s.io", "v1", "CSINode")},
@@ -1285,7 +1292,7 @@ var Pairs = []Pair{
 		// nodeExpandSecretRef; volumeAttributesClassName), against the newest
 		// conversion code.
 		Name:    "volumeattachment-storage-v1alpha1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("storage.k8s.io", "v1alpha1", "VolumeAttachment")},
 			{"v1", gvk("storage.k8s.io", "v1", "VolumeAttachment")},
@@ -1322,7 +1329,7 @@ var Pairs = []Pair{
 	},
 	{
 		Name:    "runtimeclass-node-v1alpha1-v1",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1alpha1", gvk("node.k8s.io", "v1alpha1", "RuntimeClass")},
 			{"v1", gvk("node.k8s.io", "v1", "RuntimeClass")},
@@ -1362,7 +1369,7 @@ var Pairs = []Pair{
 		// Inputs that v1.24 cannot decode (hints forNodes, v1.33), against the
 		// newest conversion code.
 		Name:    "endpointslice-discovery-v1beta1-v1-newer-fields",
-		Release: "v1.35",
+		Release: "v1.36",
 		Sides: [2]Side{
 			{"v1beta1", gvk("discovery.k8s.io", "v1beta1", "EndpointSlice")},
 			{"v1", gvk("discovery.k8s.io", "v1", "EndpointSlice")},
@@ -1388,7 +1395,8 @@ var Pairs = []Pair{
 	{
 		// Inputs that v1.24 cannot decode, or converts otherwise than newer
 		// releases (behavior tolerance and scale-*-tolerance annotations,
-		// v1.33), against the newest conversion code.
+		// v1.33), against the newest conversion code that registers
+		// autoscaling/v2beta1: v1.35 (v1.36 dropped it from its scheme).
 		Name:    "hpa-autoscaling-v2beta1-v2-newer-fields",
 		Release: "v1.35",
 		Sides: [2]Side{

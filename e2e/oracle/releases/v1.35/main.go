@@ -31,13 +31,10 @@ import (
 
 func main() { oracle.Main(newScheme) }
 
-// newScheme installs the groups of the newest release module: versions still
-// served (autoscaling v1 and v2), the beta and alpha versions current
-// releases still convert (admissionregistration policies, certificates
-// ClusterTrustBundle, coordination LeaseCandidate, networking ServiceCIDR and
-// IPAddress, rbac, scheduling and node v1alpha1, resource.k8s.io, storage
-// VolumeAttributesClass), and every group of a removed version whose types
-// gained fields after its last serving release (the *-newer-fields pairs).
+// newScheme installs the groups of the release module that was the newest
+// before v1.36. Its pairs are the versions v1.36 no longer registers
+// (autoscaling v2beta1 and v2beta2, scheduling.k8s.io/v1alpha1); it keeps
+// every group it had so that a pair can be checked against it again.
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	admissionregistrationinstall.Install(s)

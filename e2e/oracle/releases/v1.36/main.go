@@ -8,19 +8,57 @@ import (
 
 	"github.com/mvpctl/mvpctl/e2e/oracle"
 
+	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
 	admissionregistrationinstall "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
+	appsinstall "k8s.io/kubernetes/pkg/apis/apps/install"
+	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
+	batchinstall "k8s.io/kubernetes/pkg/apis/batch/install"
+	certificatesinstall "k8s.io/kubernetes/pkg/apis/certificates/install"
+	coordinationinstall "k8s.io/kubernetes/pkg/apis/coordination/install"
+	discoveryinstall "k8s.io/kubernetes/pkg/apis/discovery/install"
+	eventsinstall "k8s.io/kubernetes/pkg/apis/events/install"
+	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
+	flowcontrolinstall "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
+	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
+	nodeinstall "k8s.io/kubernetes/pkg/apis/node/install"
+	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
+	rbacinstall "k8s.io/kubernetes/pkg/apis/rbac/install"
 	resourceinstall "k8s.io/kubernetes/pkg/apis/resource/install"
+	schedulinginstall "k8s.io/kubernetes/pkg/apis/scheduling/install"
+	storageinstall "k8s.io/kubernetes/pkg/apis/storage/install"
 )
 
 func main() { oracle.Main(newScheme) }
 
-// newScheme installs the groups whose versions v1.36 added or still
-// converts: admissionregistration.k8s.io/v1 MutatingAdmissionPolicy and its
-// Binding (new in v1.36, converted from v1beta1 and v1alpha1) and
-// resource.k8s.io DeviceTaintRule (v1alpha3 and v1beta2).
+// newScheme installs the groups of the newest release module: versions still
+// served (autoscaling v1 and v2), the beta and alpha versions current
+// releases still convert (admissionregistration policies, among them
+// MutatingAdmissionPolicy and its Binding, v1 since v1.36; certificates
+// ClusterTrustBundle, coordination LeaseCandidate, networking ServiceCIDR and
+// IPAddress, rbac, scheduling and node v1alpha1, resource.k8s.io, storage
+// VolumeAttributesClass), and every group of a removed version whose types
+// gained fields after its last serving release (the *-newer-fields pairs).
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	admissionregistrationinstall.Install(s)
+	apiextensionsinstall.Install(s)
+	apiregistrationinstall.Install(s)
+	appsinstall.Install(s)
+	autoscalinginstall.Install(s)
+	batchinstall.Install(s)
+	certificatesinstall.Install(s)
+	coordinationinstall.Install(s)
+	discoveryinstall.Install(s)
+	eventsinstall.Install(s)
+	extensionsinstall.Install(s)
+	flowcontrolinstall.Install(s)
+	networkinginstall.Install(s)
+	nodeinstall.Install(s)
+	policyinstall.Install(s)
+	rbacinstall.Install(s)
 	resourceinstall.Install(s)
+	schedulinginstall.Install(s)
+	storageinstall.Install(s)
 	return s
 }
