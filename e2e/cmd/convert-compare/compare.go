@@ -35,8 +35,10 @@ func (t tool) String() string { return [...]string{"mvpctl convert", "kubectl-co
 // format (yaml or json).
 func (t *tools) cmd(which tool, file string, gv schema.GroupVersion, format string) measure.Cmd {
 	if which == mvpctl {
+		// --builtin=false: the rules are read once, from -rules, not also
+		// from the copy embedded in the binary.
 		return measure.Cmd{Path: t.opts.mvpctl, Timeout: t.opts.processTimeout,
-			Args: []string{"convert", "--rules", t.opts.rules, "--output-version", gv.String(), "-f", file, "-o", format}}
+			Args: []string{"convert", "--builtin=false", "--rules", t.opts.rules, "--output-version", gv.String(), "-f", file, "-o", format}}
 	}
 	// No kubeconfig: kubectl-convert converts locally and must not read the
 	// user's.
