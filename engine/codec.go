@@ -7,65 +7,65 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	json "github.com/goccy/go-json"
+	"github.com/mvpctl/mvpctl/engine/internal/jsonvalue"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
 // DecodeObject decodes one JSON object, keeping numbers exact as
 // json.Number (int64 fields such as metadata.generation must not pass
-// through float64). It uses goccy/go-json, which produces the same values as
-// encoding/json with UseNumber at about half the cost.
+// through float64): the values encoding/json gives with UseNumber, with far
+// fewer allocations (jsonvalue).
 func DecodeObject(data []byte) (map[string]any, error) {
-	var obj map[string]any
-	if err := json.UnmarshalWithOption(data, &obj, useNumber); err != nil {
+	d := decoders.Get().(*jsonvalue.Decoder)
+	v, err := d.Decode(data)
+	decoders.Put(d)
+	if err != nil {
 		return nil, err
 	}
-	if obj == nil {
+	obj, ok := v.(map[string]any)
+	if !ok {
 		return nil, errors.New("not a JSON object")
 	}
 	return obj, nil
 }
 
-// useNumber is goccy/go-json's UseNumber for Unmarshal, which is faster than
-// its stream Decoder; goccy exports the flag only on Decoder, so it is set by
-// value here (internal/decoder.UseNumberOption). TestDecodeObject_ExactNumbers
-// fails if a goccy/go-json upgrade moves it.
-func useNumber(o *json.DecodeOption) { o.Flags |= 1 << 3 }
+// decoders keeps Decoders, and with them the strings they have interned,
+// from one object to the next.
+var decoders = sync.Pool{New: func() any { return new(jsonvalue.Decoder) }}
 
 // EncodeObject encodes a converted object as compact JSON with sorted keys,
 // as encoding/json does.
 func EncodeObject(obj any) ([]byte, error) {
-	return json.Marshal(obj)
+	var e jsonvalue.Encoder
+	return e.Append(nil, obj)
 }
 
 // ObjectEncoder encodes objects as EncodeObject does, appending each to a
 // buffer it reuses instead of allocating a copy per object: a LIST or a
 // watch encodes thousands. It is not safe for concurrent use.
 type ObjectEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
+	buf []byte
+	enc jsonvalue.Encoder
 }
 
 // NewObjectEncoder returns an encoder whose output is EncodeObject's.
-func NewObjectEncoder() *ObjectEncoder {
-	e := &ObjectEncoder{}
-	e.enc = json.NewEncoder(&e.buf) // HTML-escaped, as Marshal
-	return e
-}
+func NewObjectEncoder() *ObjectEncoder { return &ObjectEncoder{} }
 
 // Encode returns v's encoding, valid until the next call.
 func (e *ObjectEncoder) Encode(v any) ([]byte, error) {
-	if e.buf.Cap() > 4<<20 {
-		e.buf = bytes.Buffer{} // after a large object: give the memory back
+	if cap(e.buf) > 4<<20 {
+		e.buf = nil // after a large object: give the memory back
 	}
-	e.buf.Reset()
-	if err := e.enc.Encode(v); err != nil {
+	var err error
+	e.buf, err = e.enc.Append(e.buf[:0], v)
+	if err != nil {
 		return nil, err
 	}
-	b := e.buf.Bytes()
-	return b[:len(b)-1], nil // Encode ends the value with a newline
+	return e.buf, nil
 }
 
 // Document is one object read from a manifest stream.

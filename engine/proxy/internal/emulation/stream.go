@@ -13,7 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/internal/jsonvalue"
 	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
 
@@ -146,7 +146,7 @@ func (em *emulation) streamArray(ctx context.Context, r *valueReader, bw *bufio.
 	}
 	r.br.ReadByte()
 	bw.WriteByte('[')
-	enc := engine.NewObjectEncoder()
+	cd := em.newCodec(key == "rows")
 	if c, err := r.peek(); err != nil {
 		return err
 	} else if c == ']' {
@@ -161,7 +161,7 @@ func (em *emulation) streamArray(ctx context.Context, r *valueReader, bw *bufio.
 		if err != nil {
 			return fmt.Errorf("%s[%d]: %w", key, i, err)
 		}
-		b, err := em.convertItem(ctx, enc, raw, key)
+		b, err := em.convertItem(ctx, cd, raw, key)
 		if err != nil {
 			return fmt.Errorf("%s[%d]: %w", key, i, err)
 		}
@@ -180,11 +180,15 @@ func (em *emulation) streamArray(ctx context.Context, r *valueReader, bw *bufio.
 }
 
 // convertItem converts one element of a list's items or a Table's rows; the
-// encoding is valid until enc's next.
-func (em *emulation) convertItem(ctx context.Context, enc *engine.ObjectEncoder, raw []byte, key string) ([]byte, error) {
-	obj, err := engine.DecodeObject(raw)
+// encoding is valid until c's next.
+func (em *emulation) convertItem(ctx context.Context, c *codec, raw []byte, key string) ([]byte, error) {
+	v, err := c.dec.DecodeKeeping(raw, &c.keep)
 	if err != nil {
 		return nil, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("not a JSON object")
 	}
 	if key == "rows" {
 		err = em.convertRow(ctx, obj)
@@ -194,7 +198,48 @@ func (em *emulation) convertItem(ctx context.Context, enc *engine.ObjectEncoder,
 	if err != nil {
 		return nil, err
 	}
-	return enc.Encode(obj)
+	return c.encode(obj, &c.keep)
+}
+
+// codec decodes and encodes the objects of one list or watch. Unless the
+// conversion reads or writes them, it keeps each object's managedFields as
+// the kube-apiserver wrote them, out of the conversion: they are often the
+// largest part of an object, Kubernetes does not convert them between
+// versions either, and decoding and encoding them was most of the cost of
+// an emulated list or watch.
+type codec struct {
+	dec  jsonvalue.Decoder
+	enc  jsonvalue.Encoder
+	keep jsonvalue.Field
+	buf  []byte
+}
+
+// managedFields is where an object keeps its managedFields.
+var managedFields = []string{"metadata", "managedFields"}
+
+// newCodec returns a codec for the objects of em's resource; wrapped says
+// the values it decodes hold the object as their member "object" (watch
+// events, Table rows), rather than being the objects (list items).
+func (em *emulation) newCodec(wrapped bool) *codec {
+	c := &codec{}
+	if em.rules.conv.Untouched(em.t.served.WithKind(em.t.kind), em.t.requested, managedFields...) {
+		c.keep.Path = managedFields
+		if wrapped {
+			c.keep.Path = []string{"object", "metadata", "managedFields"}
+		}
+	}
+	return c
+}
+
+// encode appends v's encoding to c's buffer, with what c kept put back; it
+// is valid until c's next.
+func (c *codec) encode(v any, keep *jsonvalue.Field) ([]byte, error) {
+	if cap(c.buf) > 4<<20 {
+		c.buf = nil // after a large object: give the memory back
+	}
+	var err error
+	c.buf, err = c.enc.AppendKeeping(c.buf[:0], v, keep)
+	return c.buf, err
 }
 
 // watchBatchBytes bounds the converted events held before they are written:
@@ -217,14 +262,14 @@ type watchBody struct {
 	ctx    context.Context
 	src    io.Closer
 	events *lineReader
-	enc    *engine.ObjectEncoder
+	c      *codec
 	out    []byte // converted events not yet read
 	off    int    // how much of out was read
 	done   bool   // nothing follows out
 }
 
 func (em *emulation) newWatchBody(ctx context.Context, src io.ReadCloser) *watchBody {
-	return &watchBody{em: em, ctx: ctx, src: src, events: newLineReader(src, em.maxObjectBytes()), enc: engine.NewObjectEncoder()}
+	return &watchBody{em: em, ctx: ctx, src: src, events: newLineReader(src, em.maxObjectBytes()), c: em.newCodec(true)}
 }
 
 func (b *watchBody) Read(p []byte) (int, error) {
@@ -255,7 +300,7 @@ func (b *watchBody) fill() {
 			return
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			ev, derr := engine.DecodeObject(line)
+			ev, derr := b.c.decodeEvent(line)
 			switch {
 			case derr != nil && !whole:
 				// The stream broke in the middle of an event: drop it.
@@ -263,7 +308,7 @@ func (b *watchBody) fill() {
 				b.fail(fmt.Errorf("the kube-apiserver sent an invalid watch event: %w", derr))
 				return
 			default:
-				if b.out, derr = b.em.appendEvent(b.ctx, b.enc, b.out, ev); derr != nil {
+				if b.out, derr = b.em.appendEvent(b.ctx, b.c, b.out, ev); derr != nil {
 					b.fail(derr)
 					return
 				}
@@ -286,9 +331,23 @@ func (b *watchBody) fail(err error) {
 	b.done = true
 }
 
+// decodeEvent decodes a watch event, keeping its object's managedFields
+// if c keeps them.
+func (c *codec) decodeEvent(line []byte) (map[string]any, error) {
+	v, err := c.dec.DecodeKeeping(line, &c.keep)
+	if err != nil {
+		return nil, err
+	}
+	ev, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("not a JSON object")
+	}
+	return ev, nil
+}
+
 // appendEvent converts a watch event's object and appends the event, as
 // {"type", "object"} in the apiserver's order, to out.
-func (em *emulation) appendEvent(ctx context.Context, enc *engine.ObjectEncoder, out []byte, ev map[string]any) ([]byte, error) {
+func (em *emulation) appendEvent(ctx context.Context, c *codec, out []byte, ev map[string]any) ([]byte, error) {
 	if t, _ := ev["type"].(string); t != "ERROR" {
 		if obj, ok := ev["object"].(map[string]any); ok {
 			conv, err := em.toClient(ctx, obj)
@@ -298,13 +357,14 @@ func (em *emulation) appendEvent(ctx context.Context, enc *engine.ObjectEncoder,
 			ev["object"] = conv
 		}
 	}
-	typ, err := enc.Encode(ev["type"])
+	typ, err := c.encode(ev["type"], &jsonvalue.Field{})
 	if err != nil {
 		return out, err
 	}
 	start := len(out)
 	out = append(append(append(out, `{"type":`...), typ...), `,"object":`...)
-	obj, err := enc.Encode(ev["object"])
+	inner := c.keep.Inner() // the object's managedFields
+	obj, err := c.encode(ev["object"], &inner)
 	if err != nil {
 		return out[:start], err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
@@ -214,4 +215,62 @@ func FuzzValueReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A list's items and a watch's objects keep their managedFields as the
+// kube-apiserver wrote them (the seed rules never touch them), and convert
+// to what the same object converts to read whole (GET).
+func TestStream_KeepsManagedFieldsAsServed(t *testing.T) {
+	em := seedEmulation(t, 64<<20)
+	items := []string{benchItem(1), benchItem(2), proxytest.ServedObject,
+		// Not compact: decoded and encoded as usual.
+		strings.Replace(benchItem(3), `"managedFields":[{`, `"managedFields":[ {`, 1)}
+	served := `[{"manager":"e2e","operation":"Update","apiVersion":"myapps.example.com/v1beta1"`
+	var want []any
+	for _, it := range items {
+		b, st := em.convertObjectBytes(context.Background(), []byte(it))
+		if st != nil {
+			t.Fatal(st)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, v)
+	}
+
+	var list, watch bytes.Buffer
+	list.WriteString(`{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1beta1","metadata":{"resourceVersion":"7"},"items":[` + strings.Join(items, ",") + `]}`)
+	for _, it := range items {
+		watch.WriteString(addedEvent(it))
+	}
+	var listOut, watchOut bytes.Buffer
+	if err := em.streamList(context.Background(), &list, &listOut); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyWatch(em, &watch, &watchOut); err != nil {
+		t.Fatal(err)
+	}
+	var l struct{ Items []any }
+	if err := json.Unmarshal(listOut.Bytes(), &l); err != nil {
+		t.Fatal(err)
+	}
+	var events []any
+	for line := range strings.Lines(watchOut.String()) {
+		var ev struct{ Object any }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev.Object)
+	}
+	for name, got := range map[string][]any{"list": l.Items, "watch": events} {
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: objects differ from those converted whole (-want +got):\n%s", name, diff)
+		}
+	}
+	for name, out := range map[string]string{"list": listOut.String(), "watch": watchOut.String()} {
+		if n := strings.Count(out, served); n != 2 {
+			t.Errorf("%s: managedFields as served appear %d times, want 2 (the compact ones):\n%s", name, n, out)
+		}
+	}
 }

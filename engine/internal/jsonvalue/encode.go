@@ -1,0 +1,255 @@
+package jsonvalue
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// An Encoder encodes values as encoding/json's Marshal does: compact, map
+// keys sorted, strings HTML-escaped. It reuses its scratch space; it is not
+// safe for concurrent use.
+type Encoder struct {
+	keys []string // the sorted keys of the maps being encoded, a stack
+	keep *Field   // while AppendKeeping
+}
+
+// Append appends v's encoding to dst.
+func (e *Encoder) Append(dst []byte, v any) ([]byte, error) {
+	return e.value(dst, v, 0, -1)
+}
+
+// AppendKeeping appends v's encoding to dst with the member f kept from
+// the decoding put back at f.Path, creating the objects that lead to it if
+// v no longer has them. v must not hold a value at f.Path that is not an
+// object.
+func (e *Encoder) AppendKeeping(dst []byte, v any, f *Field) ([]byte, error) {
+	if !f.found {
+		return e.Append(dst, v)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return dst, fmt.Errorf("json: cannot put %s back into %T", strings.Join(f.Path, "."), v)
+	}
+	e.keep = f
+	defer func() { e.keep = nil }()
+	return e.value(dst, v, 0, 0)
+}
+
+// value appends v's encoding. level is how many steps of e.keep's path
+// lead to v, or -1 when v is off that path.
+func (e *Encoder) value(dst []byte, v any, depth, level int) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		return strconv.AppendBool(dst, v), nil
+	case string:
+		return appendString(dst, v), nil
+	case json.Number:
+		if v == "" {
+			return append(dst, '0'), nil
+		}
+		if !validNumber(string(v)) {
+			return dst, fmt.Errorf("json: invalid number literal %q", string(v))
+		}
+		return append(dst, v...), nil
+	case int:
+		return strconv.AppendInt(dst, int64(v), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, v, 10), nil
+	case float64:
+		return appendFloat(dst, v)
+	case *big.Int:
+		if v == nil {
+			return append(dst, "null"...), nil
+		}
+		return v.Append(dst, 10), nil
+	case map[string]any:
+		if depth++; depth > maxDepth {
+			return dst, fmt.Errorf("json: exceeded max depth")
+		}
+		return e.object(dst, v, depth, level)
+	case []any:
+		if v == nil {
+			return append(dst, "null"...), nil
+		}
+		if depth++; depth > maxDepth {
+			return dst, fmt.Errorf("json: exceeded max depth")
+		}
+		dst = append(dst, '[')
+		for i, x := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = e.value(dst, x, depth, -1); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	b, err := json.Marshal(v) // a type jq values do not have
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+func (e *Encoder) object(dst []byte, m map[string]any, depth, level int) ([]byte, error) {
+	if m == nil && level < 0 {
+		return append(dst, "null"...), nil
+	}
+	var name string // of the member on e.keep's path, if m is on it
+	if level >= 0 {
+		name = e.keep.Path[level]
+	}
+	base := len(e.keys)
+	for k := range m {
+		if level < 0 || k != name {
+			e.keys = append(e.keys, k)
+		}
+	}
+	if level >= 0 {
+		e.keys = append(e.keys, name)
+	}
+	keys := e.keys[base:]
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	var err error
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(appendString(dst, k), ':')
+		switch {
+		case level < 0 || k != name:
+			dst, err = e.value(dst, m[k], depth, -1)
+		case level+1 == len(e.keep.Path):
+			dst = append(dst, e.keep.raw...)
+		default:
+			next, ok := m[k].(map[string]any)
+			if !ok && m[k] != nil {
+				err = fmt.Errorf("json: cannot put %s back into %s, not an object", strings.Join(e.keep.Path, "."), strings.Join(e.keep.Path[:level+1], "."))
+				break
+			}
+			dst, err = e.object(dst, next, depth+1, level+1)
+		}
+		if err != nil {
+			break
+		}
+	}
+	clear(keys) // hold no references to the keys
+	e.keys = e.keys[:base]
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// appendFloat formats f as encoding/json does.
+func appendFloat(dst []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return dst, fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, nil
+}
+
+// validNumber reports whether s is a JSON number.
+func validNumber(s string) bool {
+	end, bad := scanNumber(s, 0)
+	return bad == "" && end == len(s)
+}
+
+const hex = "0123456789abcdef"
+
+// appendString appends s quoted as encoding/json does with HTML escaping:
+// <, > and & as \u003c, \u003e and \u0026, U+2028 and U+2029 escaped,
+// invalid UTF-8 as U+FFFD.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			x := word(s, i)
+			if x&msb|hasControl(x)|hasByte(x, '"')|hasByte(x, '\\')|hasByte(x, '<')|hasByte(x, '>')|hasByte(x, '&') == 0 {
+				i += 8
+				continue
+			}
+		}
+		if c := s[i]; c < utf8.RuneSelf {
+			if safe[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// safe marks the ASCII bytes a string holds unescaped: printable, and not
+// ", \, <, > or &.
+var safe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = true
+	}
+	for _, c := range `"\<>&` {
+		t[c] = false
+	}
+	return t
+}()

@@ -1,0 +1,33 @@
+package jsonvalue
+
+import "encoding/binary"
+
+// Word-at-a-time tests on 8 bytes of a string, so that the long runs of
+// plain ASCII that strings are mostly made of are skipped 8 bytes at a
+// time. Each is exact: a lane is flagged only if its byte matches.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// word loads b[i:i+8].
+func word[T string | []byte](b T, i int) uint64 {
+	if s, ok := any(b).([]byte); ok {
+		return binary.LittleEndian.Uint64(s[i:])
+	}
+	s := string(b)
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// hasByte flags the lanes of x equal to c.
+func hasByte(x uint64, c byte) uint64 {
+	v := x ^ (lsb * uint64(c))
+	return (v - lsb) & ^v & msb
+}
+
+// hasControl flags the lanes of x below 0x20 (for lanes without the high
+// bit; the callers test that separately).
+func hasControl(x uint64) uint64 {
+	return (x - lsb*0x20) & ^x & msb
+}
