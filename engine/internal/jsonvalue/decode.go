@@ -278,13 +278,14 @@ func (d *Decoder) object(level int) (any, error) {
 		return nil, &SyntaxError{msg: "exceeded max depth", Offset: int64(d.i)}
 	}
 	d.i++ // {
-	m := make(map[string]any)
 	d.space()
 	if d.i < len(d.data) && d.data[d.i] == '}' {
 		d.i++
 		d.depth--
-		return m, nil
+		return map[string]any{}, nil
 	}
+	m := make(map[string]any)
+
 	for {
 		if d.i >= len(d.data) || d.data[d.i] != '"' {
 			return nil, d.syntax("looking for beginning of object key string")

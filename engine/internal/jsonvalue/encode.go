@@ -15,8 +15,15 @@ import (
 // keys sorted, strings HTML-escaped. It reuses its scratch space; it is not
 // safe for concurrent use.
 type Encoder struct {
-	keys []string // the sorted keys of the maps being encoded, a stack
-	keep *Field   // while AppendKeeping
+	members []member // the sorted members of the maps being encoded, a stack
+	keep    *Field   // while AppendKeeping
+}
+
+// member is a map entry, so that encoding a map sorts its entries rather
+// than sorting its keys and then looking each up.
+type member struct {
+	k string
+	v any
 }
 
 // Append appends v's encoding to dst.
@@ -108,32 +115,32 @@ func (e *Encoder) object(dst []byte, m map[string]any, depth, level int) ([]byte
 	if level >= 0 {
 		name = e.keep.Path[level]
 	}
-	base := len(e.keys)
-	for k := range m {
+	base := len(e.members)
+	for k, v := range m {
 		if level < 0 || k != name {
-			e.keys = append(e.keys, k)
+			e.members = append(e.members, member{k, v})
 		}
 	}
 	if level >= 0 {
-		e.keys = append(e.keys, name)
+		e.members = append(e.members, member{k: name, v: m[name]})
 	}
-	keys := e.keys[base:]
-	slices.Sort(keys)
+	members := e.members[base:]
+	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.k, b.k) })
 	dst = append(dst, '{')
 	var err error
-	for i, k := range keys {
+	for i, mb := range members {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(appendString(dst, k), ':')
+		dst = append(appendString(dst, mb.k), ':')
 		switch {
-		case level < 0 || k != name:
-			dst, err = e.value(dst, m[k], depth, -1)
+		case level < 0 || mb.k != name:
+			dst, err = e.value(dst, mb.v, depth, -1)
 		case level+1 == len(e.keep.Path):
 			dst = append(dst, e.keep.raw...)
 		default:
-			next, ok := m[k].(map[string]any)
-			if !ok && m[k] != nil {
+			next, ok := mb.v.(map[string]any)
+			if !ok && mb.v != nil {
 				err = fmt.Errorf("json: cannot put %s back into %s, not an object", strings.Join(e.keep.Path, "."), strings.Join(e.keep.Path[:level+1], "."))
 				break
 			}
@@ -143,8 +150,8 @@ func (e *Encoder) object(dst []byte, m map[string]any, depth, level int) ([]byte
 			break
 		}
 	}
-	clear(keys) // hold no references to the keys
-	e.keys = e.keys[:base]
+	clear(members) // hold no references to the values
+	e.members = e.members[:base]
 	if err != nil {
 		return dst, err
 	}
@@ -189,7 +196,7 @@ func appendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {
-			x := word(s, i)
+			x := wordString(s, i)
 			if x&msb|hasControl(x)|hasByte(x, '"')|hasByte(x, '\\')|hasByte(x, '<')|hasByte(x, '>')|hasByte(x, '&') == 0 {
 				i += 8
 				continue

@@ -11,11 +11,11 @@ const (
 )
 
 // word loads b[i:i+8].
-func word[T string | []byte](b T, i int) uint64 {
-	if s, ok := any(b).([]byte); ok {
-		return binary.LittleEndian.Uint64(s[i:])
-	}
-	s := string(b)
+func word(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i:]) }
+
+// wordString loads s[i:i+8] (the compiler makes it one load).
+func wordString(s string, i int) uint64 {
+	_ = s[i+7]
 	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 }
