@@ -218,8 +218,15 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	profileDir := os.Getenv("MVPCTL_E2E_PROFILE_DIR")
 	// --profiling (on the loopback metrics address) forces the proxy's
 	// garbage collection between measurements, and records its profiles.
-	p := startProxy(t, cp, "--rules", rulesFile, "--log-level", "warn", "--profiling")
-	pid, apiPID := p.cmd.Process.Pid, cp.Server(0).PID()
+	proxyArgs := []string{"--rules", rulesFile, "--log-level", "warn", "--profiling"}
+	p := startProxy(t, cp, proxyArgs...)
+	// A baseline build, measured in the same rounds: before/after figures
+	// from one run, on one machine.
+	var base *proxyProcess
+	if bin := os.Getenv("MVPCTL_E2E_BASELINE_MVPCTL"); bin != "" {
+		base = startProxyBinary(t, cp, bin, proxyArgs...)
+	}
+	apiPID := cp.Server(0).PID()
 	client := benchClient()
 	token := cp.PKI.Token
 	get := func(base, path string) (int64, time.Duration, error) {
@@ -278,25 +285,33 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 		peakGrow int64
 	}
 	lists := map[string]*listResult{}
-	listPaths := []struct{ name, path string }{
-		{"passed through (v1beta1)", "/apis/myapps.example.com/v1beta1/namespaces/list/customresources"},
-		{"emulated (v1alpha1)", "/apis/myapps.example.com/v1alpha1/namespaces/list/customresources"},
+	type listVariant struct {
+		name, path string
+		proxy      *proxyProcess
+	}
+	listPaths := []listVariant{
+		{"passed through (v1beta1)", "/apis/myapps.example.com/v1beta1/namespaces/list/customresources", p},
+		{"emulated (v1alpha1)", "/apis/myapps.example.com/v1alpha1/namespaces/list/customresources", p},
+	}
+	if base != nil {
+		listPaths = append(listPaths, listVariant{"emulated (v1alpha1), baseline build", listPaths[1].path, base})
 	}
 	const measuredRounds = 5
 	for round := range measuredRounds + 1 {
 		for _, lp := range listPaths {
-			collectGarbage(t, ctx, cs, p)
-			base := procKB(pid, "VmRSS")
+			collectGarbage(t, ctx, cs, lp.proxy)
+			pid := lp.proxy.PID()
+			rss := procKB(pid, "VmRSS")
 			if err := peakRSSReset(pid); err != nil {
 				t.Fatalf("resetting the peak RSS: %v", err)
 			}
 			pcpu, acpu := procCPU(pid), procCPU(apiPID)
-			n, d, err := get(p.URL, lp.path)
+			n, d, err := get(lp.proxy.URL, lp.path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			pcpu, acpu = procCPU(pid)-pcpu, procCPU(apiPID)-acpu
-			grow := procKB(pid, "VmHWM") - base
+			grow := procKB(pid, "VmHWM") - rss
 			if round == 0 {
 				continue
 			}
@@ -316,8 +331,8 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	// (sendInitialEvents), up to the bookmark that ends them.
 	watchRate := map[string][]float64{}
 	watchCPU := map[string][2][]time.Duration{} // proxy, kube-apiserver
-	watchInitial := func(path string) (int, time.Duration, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+path+"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", nil)
+	watchInitial := func(base, path string) (int, time.Duration, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path+"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", nil)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -343,9 +358,10 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	}
 	for round := range measuredRounds + 1 {
 		for _, lp := range listPaths {
-			collectGarbage(t, ctx, cs, p)
+			collectGarbage(t, ctx, cs, lp.proxy)
+			pid := lp.proxy.PID()
 			pcpu, acpu := procCPU(pid), procCPU(apiPID)
-			events, d, err := watchInitial(lp.path)
+			events, d, err := watchInitial(lp.proxy.URL, lp.path)
 			if err != nil {
 				t.Fatalf("watch %s: %v", lp.name, err)
 			}
@@ -363,8 +379,8 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	if profileDir != "" {
 		profileProxy(t, p, profileDir, "list-passthrough", func() error { _, _, err := get(p.URL, listPaths[0].path); return err })
 		profileProxy(t, p, profileDir, "list-emulated", func() error { _, _, err := get(p.URL, listPaths[1].path); return err })
-		profileProxy(t, p, profileDir, "watch-passthrough", func() error { _, _, err := watchInitial(listPaths[0].path); return err })
-		profileProxy(t, p, profileDir, "watch-emulated", func() error { _, _, err := watchInitial(listPaths[1].path); return err })
+		profileProxy(t, p, profileDir, "watch-passthrough", func() error { _, _, err := watchInitial(p.URL, listPaths[0].path); return err })
+		profileProxy(t, p, profileDir, "watch-emulated", func() error { _, _, err := watchInitial(p.URL, listPaths[1].path); return err })
 	}
 
 	var b strings.Builder
@@ -393,12 +409,20 @@ func TestProxy_EmulationBenchmark(t *testing.T) {
 	}
 	lp, le := percentile(lists[listPaths[0].name].times, 0.5), percentile(lists[listPaths[1].name].times, 0.5)
 	fmt.Fprintf(&b, "\nEmulated / passed-through LIST time: **×%.2f**.\n\n", float64(le)/float64(lp))
+	if base != nil {
+		lb := percentile(lists[listPaths[2].name].times, 0.5)
+		fmt.Fprintf(&b, "Emulated LIST time, this build / the baseline build: **×%.2f**.\n\n", float64(le)/float64(lb))
+	}
 	fmt.Fprintf(&b, "**Watch: %d initial events through the proxy**\n\n| variant | events/s (median) | proxy CPU | kube-apiserver CPU |\n|---|---:|---:|---:|\n", listObjects)
 	for _, lp := range listPaths {
 		c := watchCPU[lp.name]
 		fmt.Fprintf(&b, "| %s | %.0f | %s | %s |\n", lp.name, median(watchRate[lp.name]), dur(float64(percentile(c[0], 0.5))), dur(float64(percentile(c[1], 0.5))))
 	}
 	fmt.Fprintf(&b, "\nEmulated / passed-through watch throughput: **×%.2f**.\n", median(watchRate[listPaths[1].name])/median(watchRate[listPaths[0].name]))
+	if base != nil {
+		fmt.Fprintf(&b, "\nEmulated watch throughput, this build / the baseline build: **×%.2f**; baseline emulated / passed-through: ×%.2f.\n",
+			median(watchRate[listPaths[1].name])/median(watchRate[listPaths[2].name]), median(watchRate[listPaths[2].name])/median(watchRate[listPaths[0].name]))
+	}
 	report := b.String()
 	t.Log("\n" + report)
 	if path := os.Getenv("MVPCTL_E2E_EMULATION_REPORT"); path != "" {

@@ -44,6 +44,7 @@ type proxyProcess struct {
 	CAData     []byte
 	cmd        *exec.Cmd
 
+	bin  string        // the mvpctl binary
 	args []string      // the command line, for restart
 	logf *os.File      // the log, shared by every run
 	done chan struct{} // closed when the current run has exited
@@ -65,10 +66,18 @@ func freePort(t *testing.T) int {
 // control plane's CA impersonated, and waits until every backend is ready.
 func startProxy(t *testing.T, cp *framework.ControlPlane, extra ...string) *proxyProcess {
 	t.Helper()
+	return startProxyBinary(t, cp, mvpctl(t), extra...)
+}
+
+// startProxyBinary starts the proxy as startProxy does, from the mvpctl
+// binary bin (a benchmark's baseline build).
+func startProxyBinary(t *testing.T, cp *framework.ControlPlane, bin string, extra ...string) *proxyProcess {
+	t.Helper()
 	dir := t.TempDir()
 	p := &proxyProcess{
 		Kubeconfig: filepath.Join(dir, "proxy.kubeconfig"),
 		LogPath:    filepath.Join(dir, "proxy.log"),
+		bin:        bin,
 	}
 	port, mport := freePort(t), freePort(t)
 	p.URL = "https://127.0.0.1:" + strconv.Itoa(port)
@@ -118,7 +127,7 @@ const leakCheckEnv = "MVPCTL_DEBUG_LEAK_CHECK=1"
 // start runs the proxy with p.args, its output appended to the log.
 func (p *proxyProcess) start(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command(mvpctl(t), p.args...)
+	cmd := exec.Command(p.bin, p.args...)
 	cmd.Stdout, cmd.Stderr = p.logf, p.logf
 	cmd.Env = append(os.Environ(), leakCheckEnv)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -1004,7 +1004,7 @@ func (e *advEnv) testMetricsListener(t *testing.T) {
 
 	cert, key := servingCert(t)
 	port, mport := freePort(t), freePort(t)
-	p := &proxyProcess{args: []string{"proxy",
+	p := &proxyProcess{bin: mvpctl(t), args: []string{"proxy",
 		"--listen", "127.0.0.1:" + strconv.Itoa(port),
 		"--metrics-listen", net.JoinHostPort(name, strconv.Itoa(mport)),
 		"--tls-cert-file", cert, "--tls-private-key-file", key,
