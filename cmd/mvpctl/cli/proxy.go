@@ -76,6 +76,8 @@ type proxyOptions struct {
 	MaxConnections          int
 	MaxUpstreamConns        int // per backend and connection pool
 	MaxObjectBytes          int64
+	// GCPercent is the garbage collector's target, unless GOGC is set.
+	GCPercent int
 
 	// clock times the shutdown delay; tests end it when they choose.
 	clock clock.Clock
@@ -144,6 +146,7 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.IntVar(&opts.MaxConnections, "max-connections", proxy.DefaultMaxConnections, "client connections open at once; further ones wait until one closes")
 	f.IntVar(&opts.MaxUpstreamConns, "max-upstream-connections-per-backend", proxy.DefaultMaxUpstreamConnsPerBackend, "connections to each server, per credential kind (the proxy's own, clients' own); requests past it wait for a free one, and each watch holds one")
 	f.Int64Var(&opts.MaxObjectBytes, "max-object-bytes", proxy.DefaultMaxObjectBytes, "largest object, Table or discovery document read whole from a server, to convert it or for the capability map")
+	f.IntVar(&opts.GCPercent, "gc-percent", defaultGCPercent, "how far the heap may grow past what is live before Go collects garbage, in percent (Go's GOGC, whose default is 100; a GOGC environment variable wins): higher costs memory and saves CPU; GOMEMLIMIT bounds the heap whatever it is")
 	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, keep serving this long with /readyz failing, so that load balancers stop sending requests before the listener closes (as kube-apiserver's flag of the same name)")
 	return cmd
 }
@@ -208,6 +211,7 @@ func runProxy(stop context.Context, stderr io.Writer, opts proxyOptions) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(stop))
 	defer cancel()
 	followCPULimit(ctx, log, 30*time.Second, func() (float64, bool) { return cgroupCPULimit("/") })
+	setGCPercent(log, opts.GCPercent)
 	go drainOnStop(stop, ctx, cancel, p, opts, log)
 	if err := followRules(ctx, stderr, log, p, opts, id.config); err != nil {
 		return err
@@ -455,6 +459,8 @@ func checkLimits(opts proxyOptions) error {
 		return usageErrorf("--max-upstream-connections-per-backend must be positive")
 	case opts.MaxObjectBytes <= 0:
 		return usageErrorf("--max-object-bytes must be positive")
+	case opts.GCPercent <= 0:
+		return usageErrorf("--gc-percent must be positive")
 	case opts.UsageTableSize < 0:
 		return usageErrorf("--usage-table-size must not be negative (0 turns the table off)")
 	}

@@ -36,6 +36,7 @@ func TestProxyCmd_LimitFlags(t *testing.T) {
 		{[]string{"--max-connections", "0"}, "--max-connections must be positive"},
 		{[]string{"--max-upstream-connections-per-backend", "-1"}, "--max-upstream-connections-per-backend must be positive"},
 		{[]string{"--max-object-bytes", "0"}, "--max-object-bytes must be positive"},
+		{[]string{"--gc-percent", "0"}, "--gc-percent must be positive"},
 		{[]string{"--metrics-listen", "0.0.0.0:0"}, "--metrics-listen 0.0.0.0:0 is not loopback"},
 	} {
 		var stdout, stderr bytes.Buffer
