@@ -10,7 +10,7 @@ import (
 // reads or writes the field at path (and below it): no step's path leads
 // to it or into it, no step runs on the whole object, and no step has a
 // jq condition (which sees the whole object). A caller may then keep that
-// field out of the conversion and put it back unchanged afterwards, as the
+// field out of the conversion (as text it does not decode), as the
 // proxy does with metadata.managedFields, which Kubernetes does not convert
 // either. It answers false whenever it cannot tell.
 func (c *Converter) Untouched(gvk schema.GroupVersionKind, to schema.GroupVersion, path ...string) bool {

@@ -38,7 +38,7 @@ type Decoder struct {
 	depth int
 	seed  maphash.Seed
 	cache *[cacheSlots]string
-	keep  *Field // while DecodeKeeping
+	keep  []string // while DecodeKeeping: the path of the member to keep
 	open  []byte // skip's stack of open brackets, reused
 }
 
@@ -321,18 +321,17 @@ func (d *Decoder) object(level int) (any, error) {
 	}
 }
 
-// member decodes the value of m's member k into m, or keeps it raw when it
-// is the end of d.keep's path.
+// member decodes the value of m's member k into m, or keeps it as Raw
+// when it is at the end of d.keep.
 func (d *Decoder) member(m map[string]any, k string, level int) error {
 	child := -1
-	if level >= 0 && k == d.keep.Path[level] {
-		child = level + 1
-		if child == len(d.keep.Path) {
-			if d.keepRaw() {
-				delete(m, k) // a duplicate name: the last one wins
+	if level >= 0 && k == d.keep[level] {
+		if child = level + 1; child == len(d.keep) {
+			if raw, ok := d.keepRaw(); ok {
+				m[k] = raw
 				return nil
 			}
-			d.keep.found, child = false, -1
+			child = -1
 		}
 	}
 	v, err := d.value(child)

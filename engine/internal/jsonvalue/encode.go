@@ -16,7 +16,6 @@ import (
 // safe for concurrent use.
 type Encoder struct {
 	members []member // the sorted members of the maps being encoded, a stack
-	keep    *Field   // while AppendKeeping
 }
 
 // member is a map entry, so that encoding a map sorts its entries rather
@@ -28,28 +27,10 @@ type member struct {
 
 // Append appends v's encoding to dst.
 func (e *Encoder) Append(dst []byte, v any) ([]byte, error) {
-	return e.value(dst, v, 0, -1)
+	return e.value(dst, v, 0)
 }
 
-// AppendKeeping appends v's encoding to dst with the member f kept from
-// the decoding put back at f.Path, creating the objects that lead to it if
-// v no longer has them. v must not hold a value at f.Path that is not an
-// object.
-func (e *Encoder) AppendKeeping(dst []byte, v any, f *Field) ([]byte, error) {
-	if !f.found {
-		return e.Append(dst, v)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return dst, fmt.Errorf("json: cannot put %s back into %T", strings.Join(f.Path, "."), v)
-	}
-	e.keep = f
-	defer func() { e.keep = nil }()
-	return e.value(dst, v, 0, 0)
-}
-
-// value appends v's encoding. level is how many steps of e.keep's path
-// lead to v, or -1 when v is off that path.
-func (e *Encoder) value(dst []byte, v any, depth, level int) ([]byte, error) {
+func (e *Encoder) value(dst []byte, v any, depth int) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(dst, "null"...), nil
@@ -57,6 +38,8 @@ func (e *Encoder) value(dst []byte, v any, depth, level int) ([]byte, error) {
 		return strconv.AppendBool(dst, v), nil
 	case string:
 		return appendString(dst, v), nil
+	case Raw:
+		return append(dst, v...), nil
 	case json.Number:
 		if v == "" {
 			return append(dst, '0'), nil
@@ -80,7 +63,7 @@ func (e *Encoder) value(dst []byte, v any, depth, level int) ([]byte, error) {
 		if depth++; depth > maxDepth {
 			return dst, fmt.Errorf("json: exceeded max depth")
 		}
-		return e.object(dst, v, depth, level)
+		return e.object(dst, v, depth)
 	case []any:
 		if v == nil {
 			return append(dst, "null"...), nil
@@ -94,7 +77,7 @@ func (e *Encoder) value(dst []byte, v any, depth, level int) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = e.value(dst, x, depth, -1); err != nil {
+			if dst, err = e.value(dst, x, depth); err != nil {
 				return dst, err
 			}
 		}
@@ -107,22 +90,13 @@ func (e *Encoder) value(dst []byte, v any, depth, level int) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-func (e *Encoder) object(dst []byte, m map[string]any, depth, level int) ([]byte, error) {
-	if m == nil && level < 0 {
+func (e *Encoder) object(dst []byte, m map[string]any, depth int) ([]byte, error) {
+	if m == nil {
 		return append(dst, "null"...), nil
-	}
-	var name string // of the member on e.keep's path, if m is on it
-	if level >= 0 {
-		name = e.keep.Path[level]
 	}
 	base := len(e.members)
 	for k, v := range m {
-		if level < 0 || k != name {
-			e.members = append(e.members, member{k, v})
-		}
-	}
-	if level >= 0 {
-		e.members = append(e.members, member{k: name, v: m[name]})
+		e.members = append(e.members, member{k, v})
 	}
 	members := e.members[base:]
 	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.k, b.k) })
@@ -133,20 +107,7 @@ func (e *Encoder) object(dst []byte, m map[string]any, depth, level int) ([]byte
 			dst = append(dst, ',')
 		}
 		dst = append(appendString(dst, mb.k), ':')
-		switch {
-		case level < 0 || mb.k != name:
-			dst, err = e.value(dst, mb.v, depth, -1)
-		case level+1 == len(e.keep.Path):
-			dst = append(dst, e.keep.raw...)
-		default:
-			next, ok := mb.v.(map[string]any)
-			if !ok && mb.v != nil {
-				err = fmt.Errorf("json: cannot put %s back into %s, not an object", strings.Join(e.keep.Path, "."), strings.Join(e.keep.Path[:level+1], "."))
-				break
-			}
-			dst, err = e.object(dst, next, depth+1, level+1)
-		}
-		if err != nil {
+		if dst, err = e.value(dst, mb.v, depth); err != nil {
 			break
 		}
 	}

@@ -4,47 +4,36 @@ import (
 	"unicode/utf8"
 )
 
-// A Field is an object member that a decode keeps as its JSON text, out of
-// the decoded value, and an encode puts back where it was: a conversion
-// that never looks at a large member (an object's metadata.managedFields)
-// then costs neither its decoding nor its encoding, and the member reaches
-// the client as the server wrote it, as when a response passes through.
-//
-// Only text that is valid, compact JSON is kept; any other member is
-// decoded as usual.
-type Field struct {
-	// Path names the member from the top-level object, one name per level.
-	Path  []string
-	raw   []byte
-	found bool
-}
+// Raw is a value kept as its JSON text by DecodeKeeping: valid, compact
+// JSON, which Append writes as it is. A conversion that never looks at a
+// large member (an object's metadata.managedFields) then costs neither its
+// decoding nor its encoding, and the member reaches the client as the
+// server wrote it, as when a response passes through. The member stays in
+// its object, so the object's shape (which members it has, whether it is
+// empty) is the same as when it is decoded.
+type Raw []byte
 
-// DecodeKeeping decodes data as Decode does, except for the member at
-// f.Path, which it keeps in f.
-func (d *Decoder) DecodeKeeping(data []byte, f *Field) (any, error) {
-	f.raw, f.found = f.raw[:0], false
-	if cap(f.raw) > 1<<20 {
-		f.raw = nil // after a large member: give the memory back
-	}
-	if len(f.Path) == 0 {
+// DecodeKeeping decodes data as Decode does, except for the member at path
+// (one name per level from the top-level object), which it keeps as Raw if
+// its text is valid, compact JSON (and decodes otherwise).
+func (d *Decoder) DecodeKeeping(data []byte, path []string) (any, error) {
+	if len(path) == 0 {
 		return d.Decode(data)
 	}
-	d.keep = f
+	d.keep = path
 	defer func() { d.keep = nil }()
 	return d.Decode(data)
 }
 
-// keepRaw copies the value at d.i into d.keep when it is valid, compact
-// JSON; otherwise it leaves d.i where it was, for the value to be decoded.
-func (d *Decoder) keepRaw() bool {
+// keepRaw returns the value at d.i as Raw when it is valid, compact JSON;
+// otherwise it leaves d.i where it was, for the value to be decoded.
+func (d *Decoder) keepRaw() (Raw, bool) {
 	start := d.i
 	if !d.skip() {
 		d.i = start
-		return false
+		return nil, false
 	}
-	d.keep.raw = append(d.keep.raw[:0], d.data[start:d.i]...)
-	d.keep.found = true
-	return true
+	return Raw(append([]byte(nil), d.data[start:d.i]...)), true
 }
 
 // skip moves past one JSON value without decoding it, checking its syntax;
@@ -206,12 +195,6 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// Inner is f as seen from the value at the first step of its path: for a
-// member kept from a watch event ({"type", "object"}), the same member of
-// the event's object.
-func (f *Field) Inner() Field {
-	if len(f.Path) == 0 {
-		return Field{}
-	}
-	return Field{Path: f.Path[1:], raw: f.raw, found: f.found}
-}
+
+// MarshalJSON makes encoding/json and other encoders write r as it is.
+func (r Raw) MarshalJSON() ([]byte, error) { return r, nil }

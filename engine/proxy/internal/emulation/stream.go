@@ -182,7 +182,7 @@ func (em *emulation) streamArray(ctx context.Context, r *valueReader, bw *bufio.
 // convertItem converts one element of a list's items or a Table's rows; the
 // encoding is valid until c's next.
 func (em *emulation) convertItem(ctx context.Context, c *codec, raw []byte, key string) ([]byte, error) {
-	v, err := c.dec.DecodeKeeping(raw, &c.keep)
+	v, err := c.dec.DecodeKeeping(raw, c.keep)
 	if err != nil {
 		return nil, err
 	}
@@ -198,19 +198,19 @@ func (em *emulation) convertItem(ctx context.Context, c *codec, raw []byte, key 
 	if err != nil {
 		return nil, err
 	}
-	return c.encode(obj, &c.keep)
+	return c.encode(obj)
 }
 
 // codec decodes and encodes the objects of one list or watch. Unless the
 // conversion reads or writes them, it keeps each object's managedFields as
-// the kube-apiserver wrote them, out of the conversion: they are often the
-// largest part of an object, Kubernetes does not convert them between
-// versions either, and decoding and encoding them was most of the cost of
+// the kube-apiserver wrote them (jsonvalue.Raw): they are often the largest
+// part of an object, Kubernetes does not convert them between versions
+// either, and decoding and encoding them was a large part of the cost of
 // an emulated list or watch.
 type codec struct {
 	dec  jsonvalue.Decoder
 	enc  jsonvalue.Encoder
-	keep jsonvalue.Field
+	keep []string // the path kept as it is, if any
 	buf  []byte
 }
 
@@ -223,22 +223,21 @@ var managedFields = []string{"metadata", "managedFields"}
 func (em *emulation) newCodec(wrapped bool) *codec {
 	c := &codec{}
 	if em.rules.conv.Untouched(em.t.served.WithKind(em.t.kind), em.t.requested, managedFields...) {
-		c.keep.Path = managedFields
+		c.keep = managedFields
 		if wrapped {
-			c.keep.Path = []string{"object", "metadata", "managedFields"}
+			c.keep = []string{"object", "metadata", "managedFields"}
 		}
 	}
 	return c
 }
 
-// encode appends v's encoding to c's buffer, with what c kept put back; it
-// is valid until c's next.
-func (c *codec) encode(v any, keep *jsonvalue.Field) ([]byte, error) {
+// encode returns v's encoding, valid until c's next.
+func (c *codec) encode(v any) ([]byte, error) {
 	if cap(c.buf) > 4<<20 {
 		c.buf = nil // after a large object: give the memory back
 	}
 	var err error
-	c.buf, err = c.enc.AppendKeeping(c.buf[:0], v, keep)
+	c.buf, err = c.enc.Append(c.buf[:0], v)
 	return c.buf, err
 }
 
@@ -334,7 +333,7 @@ func (b *watchBody) fail(err error) {
 // decodeEvent decodes a watch event, keeping its object's managedFields
 // if c keeps them.
 func (c *codec) decodeEvent(line []byte) (map[string]any, error) {
-	v, err := c.dec.DecodeKeeping(line, &c.keep)
+	v, err := c.dec.DecodeKeeping(line, c.keep)
 	if err != nil {
 		return nil, err
 	}
@@ -357,14 +356,13 @@ func (em *emulation) appendEvent(ctx context.Context, c *codec, out []byte, ev m
 			ev["object"] = conv
 		}
 	}
-	typ, err := c.encode(ev["type"], &jsonvalue.Field{})
+	typ, err := c.encode(ev["type"])
 	if err != nil {
 		return out, err
 	}
 	start := len(out)
 	out = append(append(append(out, `{"type":`...), typ...), `,"object":`...)
-	inner := c.keep.Inner() // the object's managedFields
-	obj, err := c.encode(ev["object"], &inner)
+	obj, err := c.encode(ev["object"])
 	if err != nil {
 		return out[:start], err
 	}
