@@ -39,7 +39,7 @@ type Decoder struct {
 	seed  maphash.Seed
 	cache *[cacheSlots]string
 	keep  []string // while DecodeKeeping: the path of the member to keep
-	open  []byte // skip's stack of open brackets, reused
+	open  []byte   // skip's stack of open brackets, reused
 }
 
 // Decode decodes one JSON value that fills data (white space aside), as

@@ -195,6 +195,5 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-
 // MarshalJSON makes encoding/json and other encoders write r as it is.
 func (r Raw) MarshalJSON() ([]byte, error) { return r, nil }
