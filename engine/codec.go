@@ -40,9 +40,19 @@ var decoders = sync.Pool{New: func() any { return new(jsonvalue.Decoder) }}
 // EncodeObject encodes a converted object as compact JSON with sorted keys,
 // as encoding/json does.
 func EncodeObject(obj any) ([]byte, error) {
-	var e jsonvalue.Encoder
-	return e.Append(nil, obj)
+	e := encoders.Get().(*ObjectEncoder)
+	defer encoders.Put(e)
+	b, err := e.Encode(obj)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(b), nil
 }
+
+// encoders keeps ObjectEncoders, and with them their buffers, for
+// EncodeObject: one allocation of the right size per object instead of a
+// buffer grown from nothing.
+var encoders = sync.Pool{New: func() any { return NewObjectEncoder() }}
 
 // ObjectEncoder encodes objects as EncodeObject does, appending each to a
 // buffer it reuses instead of allocating a copy per object: a LIST or a
