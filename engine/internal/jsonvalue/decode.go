@@ -196,17 +196,8 @@ func scanNumber[T string | []byte](b T, i int) (end int, bad string) {
 func (d *Decoder) string(internMax int) (string, error) {
 	b := d.data
 	start := d.i + 1
-	ascii := true
-	i := start
-	for ; i+8 <= len(b); i += 8 {
-		x := word(b, i)
-		if hasByte(x, '"')|hasByte(x, '\\')|hasControl(x) != 0 {
-			break
-		}
-		if x&msb != 0 {
-			ascii = false
-		}
-	}
+	i, nonASCII := plainRun(b, start)
+	ascii := !nonASCII
 	for ; i < len(b); i++ {
 		switch c := b[i]; {
 		case c == '"':

@@ -144,14 +144,9 @@ func (d *Decoder) skipString() bool {
 	start := i
 	ascii := true
 	for {
-		for ; i+8 <= len(b); i += 8 {
-			x := word(b, i)
-			if hasByte(x, '"')|hasByte(x, '\\')|hasControl(x) != 0 {
-				break
-			}
-			if x&msb != 0 {
-				ascii = false
-			}
+		var nonASCII bool
+		if i, nonASCII = plainRun(b, i); nonASCII {
+			ascii = false
 		}
 		if i >= len(b) {
 			return false

@@ -31,3 +31,18 @@ func hasByte(x uint64, c byte) uint64 {
 func hasControl(x uint64) uint64 {
 	return (x - lsb*0x20) & ^x & msb
 }
+
+// plainRun skips, 8 bytes at a time, the bytes of a string from b[i] that
+// need no attention (no quote, backslash or control byte); it returns where
+// it stopped and whether it skipped bytes outside ASCII.
+func plainRun(b []byte, i int) (int, bool) {
+	nonASCII := false
+	for ; i+8 <= len(b); i += 8 {
+		x := word(b, i)
+		if hasByte(x, '"')|hasByte(x, '\\')|hasControl(x) != 0 {
+			break
+		}
+		nonASCII = nonASCII || x&msb != 0
+	}
+	return i, nonASCII
+}
