@@ -182,13 +182,9 @@ func (em *emulation) streamArray(ctx context.Context, r *valueReader, bw *bufio.
 // convertItem converts one element of a list's items or a Table's rows; the
 // encoding is valid until c's next.
 func (em *emulation) convertItem(ctx context.Context, c *codec, raw []byte, key string) ([]byte, error) {
-	v, err := c.dec.DecodeKeeping(raw, c.keep)
+	obj, err := c.decode(raw)
 	if err != nil {
 		return nil, err
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("not a JSON object")
 	}
 	if key == "rows" {
 		err = em.convertRow(ctx, obj)
@@ -299,7 +295,7 @@ func (b *watchBody) fill() {
 			return
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			ev, derr := b.c.decodeEvent(line)
+			ev, derr := b.c.decode(line)
 			switch {
 			case derr != nil && !whole:
 				// The stream broke in the middle of an event: drop it.
@@ -330,18 +326,18 @@ func (b *watchBody) fail(err error) {
 	b.done = true
 }
 
-// decodeEvent decodes a watch event, keeping its object's managedFields
-// if c keeps them.
-func (c *codec) decodeEvent(line []byte) (map[string]any, error) {
+// decode decodes one JSON object (an item, a row, a watch event), keeping
+// its object's managedFields if c keeps them.
+func (c *codec) decode(line []byte) (map[string]any, error) {
 	v, err := c.dec.DecodeKeeping(line, c.keep)
 	if err != nil {
 		return nil, err
 	}
-	ev, ok := v.(map[string]any)
+	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, errors.New("not a JSON object")
 	}
-	return ev, nil
+	return obj, nil
 }
 
 // appendEvent converts a watch event's object and appends the event, as
