@@ -237,6 +237,20 @@ func (c *codec) encode(v any) ([]byte, error) {
 	return c.buf, err
 }
 
+// decode decodes one JSON object (an item, a row, a watch event), keeping
+// its object's managedFields if c keeps them.
+func (c *codec) decode(line []byte) (map[string]any, error) {
+	v, err := c.dec.DecodeKeeping(line, c.keep)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("not a JSON object")
+	}
+	return obj, nil
+}
+
 // watchBatchBytes bounds the converted events held before they are written:
 // events the backend sent together leave together, as in pass-through,
 // rather than one write (and one flush to the client) per event.
@@ -324,20 +338,6 @@ func (b *watchBody) fill() {
 func (b *watchBody) fail(err error) {
 	b.out = appendWatchError(b.out, err)
 	b.done = true
-}
-
-// decode decodes one JSON object (an item, a row, a watch event), keeping
-// its object's managedFields if c keeps them.
-func (c *codec) decode(line []byte) (map[string]any, error) {
-	v, err := c.dec.DecodeKeeping(line, c.keep)
-	if err != nil {
-		return nil, err
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("not a JSON object")
-	}
-	return obj, nil
 }
 
 // appendEvent converts a watch event's object and appends the event, as
