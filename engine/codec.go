@@ -10,9 +10,10 @@ import (
 	"sync"
 
 	json "github.com/goccy/go-json"
-	"github.com/mvpctl/mvpctl/engine/internal/jsonvalue"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mvpctl/mvpctl/engine/internal/jsonvalue"
 )
 
 // DecodeObject decodes one JSON object, keeping numbers exact as

@@ -24,7 +24,7 @@ func (c *Converter) Untouched(gvk schema.GroupVersionKind, to schema.GroupVersio
 	for _, p := range progs {
 		for i := range p.Ops {
 			op := &p.Ops[i]
-			if op.Kind == rules.OpObject || op.WhenCode != nil || op.When != "" ||
+			if op.Kind == rules.OpObject || op.When != "" ||
 				overlaps(op.PathElems, path) || op.Kind == rules.OpMove && overlaps(op.TargetElems, path) {
 				return false
 			}

@@ -210,8 +210,12 @@ type codec struct {
 	buf  []byte
 }
 
-// managedFields is where an object keeps its managedFields.
-var managedFields = []string{"metadata", "managedFields"}
+// Where an object keeps its managedFields, and where a watch event or a
+// Table row keeps its object's.
+var (
+	managedFields        = []string{"metadata", "managedFields"}
+	wrappedManagedFields = []string{"object", "metadata", "managedFields"}
+)
 
 // newCodec returns a codec for the objects of em's resource; wrapped says
 // the values it decodes hold the object as their member "object" (watch
@@ -221,7 +225,7 @@ func (em *emulation) newCodec(wrapped bool) *codec {
 	if em.rules.conv.Untouched(em.t.served.WithKind(em.t.kind), em.t.requested, managedFields...) {
 		c.keep = managedFields
 		if wrapped {
-			c.keep = []string{"object", "metadata", "managedFields"}
+			c.keep = wrappedManagedFields
 		}
 	}
 	return c
