@@ -57,6 +57,10 @@ func MaxReportBytes(size int) int64 {
 	return maxHeaderBytes + int64(max(size, 0))*MaxEntryBytes
 }
 
+// MaxFullReportBytes bounds the report of a table of [MaxSize] entries,
+// the largest there is.
+const MaxFullReportBytes = maxHeaderBytes + MaxSize*MaxEntryBytes
+
 // Key is what the table counts by.
 type Key struct {
 	Group, Version, Resource string
