@@ -88,13 +88,18 @@ func newUsageRecorder(reg prometheus.Registerer, size int) (*usageRecorder, erro
 // recently seen first.
 func (p *Proxy) Clients() ClientsReport { return p.metrics.usage.table.Snapshot() }
 
+// WriteClients writes r as /debug/clients serves it: indented JSON, one
+// entry at a time, within MaxClientsReportBytes for a table of the largest
+// size.
+func WriteClients(w io.Writer, r ClientsReport) error { return usage.Encode(w, r) }
+
 // ClientsHandler serves /debug/clients as JSON. Serve it next to the
 // metrics, with the same access control, not on the proxy's own port.
 func (p *Proxy) ClientsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-cache, private")
-		_ = usage.Encode(w, p.Clients())
+		_ = WriteClients(w, p.Clients())
 	})
 }
 

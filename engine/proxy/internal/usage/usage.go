@@ -47,7 +47,7 @@ const DefaultPerUser = 100
 // MaxEntryBytes bounds one entry as [Encode] writes it: every string at
 // its bound, each byte escaped to two, every verb counted, the counts at
 // their maximum (TestMaxEntryBytes checks it).
-const MaxEntryBytes = 4096
+const MaxEntryBytes = 3200
 
 // maxHeaderBytes bounds the report without its entries.
 const maxHeaderBytes = 256
