@@ -117,6 +117,7 @@ func TestProxy_BoundedLabelsAndUsage(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			send(anonymous, fmt.Sprintf("FROB%d", i), fmt.Sprintf("/api/v1/namespaces/default/%s%d", long, i), "anon", "")
+			send(anonymous, fmt.Sprintf("FROB%d", i), "/version", "anon", "")
 			send(anonymous, http.MethodGet, fmt.Sprintf("%s/x/madeup%d", pdbs, i), "anon", "")
 			send(anonymous, http.MethodGet, fmt.Sprintf("/apis/made.up%d/v%d/things%s", i, i, long), "anon", "")
 			send(anonymous, http.MethodGet, pdbs, "anon", fmt.Sprintf("forged-%d", i))
@@ -128,6 +129,7 @@ func TestProxy_BoundedLabelsAndUsage(t *testing.T) {
 					t.Errorf("tenant-%d's list: %d", j, code)
 				}
 				send(c, fmt.Sprintf("FROB%d", i), pdbs, agent, "")
+				send(c, fmt.Sprintf("FROB%d", i), "/version", agent, "")
 				send(c, http.MethodGet, fmt.Sprintf("%s/x/madeup%d", pdbs, i), agent, "")
 				send(c, http.MethodGet, fmt.Sprintf("/api/v1/namespaces/default/%s%d", long, i), agent, "")
 			})
@@ -190,7 +192,7 @@ func TestProxy_BoundedLabelsAndUsage(t *testing.T) {
 		t.Errorf("mvpctl rules usage -o json: %v, %d entries, capacity %d, per user %d", err, len(report.Clients), report.Capacity, report.PerUser)
 	}
 	t.Logf("%d series before the flood, %d after %d rounds (%d requests); /debug/clients %v; %s in all",
-		len(before), len(after), rounds, rounds*(4+4*len(tenants)), byUser, time.Since(began).Round(time.Second))
+		len(before), len(after), rounds, rounds*(5+5*len(tenants)), byUser, time.Since(began).Round(time.Second))
 }
 
 // proxySeries is the set of the proxy's own series in /metrics.

@@ -34,6 +34,13 @@ func BenchmarkTable_Record(b *testing.B) {
 	for _, k := range keys[:size] {
 		tab.Record(Request{Key: k, Verb: "get", At: time.Now()})
 	}
+	// One user rotating its user agent: at its quota, each request
+	// replaces one of its own entries.
+	rotating := make([]Key, 2*DefaultPerUser)
+	for i := range rotating {
+		rotating[i] = keys[0]
+		rotating[i].UserAgent = fmt.Sprintf("rotating/%d", i)
+	}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total"},
 		[]string{"backend", "group", "version", "resource", "verb", "code", "decision"})
 	at := time.Now()
@@ -46,6 +53,7 @@ func BenchmarkTable_Record(b *testing.B) {
 		}},
 		{"hit", func(i int) { tab.Record(Request{Key: keys[i%100], Verb: "get", Emulated: true, At: at}) }},
 		{"new", func(i int) { tab.Record(Request{Key: keys[i%len(keys)], Verb: "list", At: at}) }},
+		{"rotate", func(i int) { tab.Record(Request{Key: rotating[i%len(rotating)], Verb: "list", At: at}) }},
 	}
 	spent := make([]time.Duration, len(phases))
 	const rounds = 5
