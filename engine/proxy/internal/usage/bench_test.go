@@ -21,8 +21,9 @@ func benchKeys(n int) []Key {
 }
 
 // BenchmarkTable_Record compares, in one run and in alternating phases, a
-// Record of a known client ("hit") and of a new client in a full table,
-// which evicts one ("new"), with what every proxied request already pays
+// Record of a known client ("hit"), of a new client in a full table,
+// which evicts one ("new"), and of one user rotating its user agent at its
+// quota ("rotate"), with what every proxied request already pays
 // for its metric: an increment of mvpctl_proxy_requests_total's seven
 // labels ("baseline").
 //
