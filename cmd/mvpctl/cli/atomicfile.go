@@ -69,6 +69,9 @@ type fileOwner struct {
 	known    bool
 }
 
+// geteuid is os.Geteuid; tests run as root and act as another user.
+var geteuid = os.Geteuid
+
 // openTempIn creates a new file in root, failing if it exists; tests make
 // it fail.
 var openTempIn = func(root *os.Root, name string) (*os.File, error) {
@@ -104,7 +107,7 @@ func stageFileIn(root *os.Root, rel string, data []byte, perm os.FileMode, owner
 	}
 	if owner.known {
 		switch {
-		case os.Geteuid() == 0:
+		case geteuid() == 0:
 			err = f.Chown(owner.uid, owner.gid)
 		case owner.gid != os.Getegid() && inGroup(owner.gid):
 			err = f.Chown(-1, owner.gid)

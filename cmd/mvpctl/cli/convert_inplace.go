@@ -190,12 +190,12 @@ func checkInPlace(in *convertInput, opts inPlaceOptions) (f *inPlaceFile, warnin
 // cannot keep: the new file is created by it, and only root may give a
 // file to another user, or to a group it is not in.
 func ownerWarnings(o fileOwner) []string {
-	if !o.known || os.Geteuid() == 0 {
+	if !o.known || geteuid() == 0 {
 		return nil
 	}
 	var out []string
-	if o.uid != os.Geteuid() {
-		out = append(out, fmt.Sprintf("owned by uid %d: the rewritten file will be owned by uid %d (only root keeps another user's ownership)", o.uid, os.Geteuid()))
+	if o.uid != geteuid() {
+		out = append(out, fmt.Sprintf("owned by uid %d: the rewritten file will be owned by uid %d (only root keeps another user's ownership)", o.uid, geteuid()))
 	}
 	if !inGroup(o.gid) {
 		out = append(out, fmt.Sprintf("of group %d, which this user is not in: the rewritten file will be of group %d", o.gid, os.Getegid()))

@@ -213,3 +213,33 @@ func TestConvert_InPlaceLinkArgument(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %q", code, errOut, want)
 	}
 }
+
+// Run by another user than the file's owner, a rewrite cannot keep the
+// owner (nor a group the user is not in): it goes on and says so. The
+// test runs as root and acts as uid 4242.
+func TestConvert_InPlaceOwnerWhenNotRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the file to another user first")
+	}
+	path := writeFile(t, "c.yaml", cronJobV1beta1)
+	if err := os.Lchown(path, 1234, 5678); err != nil {
+		t.Fatal(err)
+	}
+	geteuid = func() int { return 4242 }
+	t.Cleanup(func() { geteuid = os.Geteuid })
+	code, _, errOut := run(t, "", "convert", "-f", path, "--kubernetes-version", "v1.36", "--in-place")
+	for _, want := range []string{
+		"warning: " + path + ": owned by uid 1234: the rewritten file will be owned by uid 4242 (only root keeps another user's ownership)",
+		"warning: " + path + ": of group 5678, which this user is not in: the rewritten file will be of group ",
+	} {
+		if code != 0 || !strings.Contains(errOut, want) {
+			t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, errOut)
+		}
+	}
+	if st := stat(t, path).Sys().(*syscall.Stat_t); st.Uid == 1234 || st.Gid == 5678 {
+		t.Errorf("owner %d:%d: the file was given away although the user may not", st.Uid, st.Gid)
+	}
+	if got := readString(t, path); !strings.HasPrefix(got, "apiVersion: batch/v1\n") {
+		t.Errorf("not converted:\n%s", got)
+	}
+}
