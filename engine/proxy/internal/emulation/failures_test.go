@@ -152,3 +152,16 @@ func TestEmulation_ConversionFailureMessageIsBounded(t *testing.T) {
 		t.Errorf("%d, message of %d bytes: %.300s", code, len(st.Message), st.Message)
 	}
 }
+
+// A backend's list that ends early is never answered as a whole list: a
+// 502 Status while the headers have not left.
+func TestEmulation_TruncatedListIsNotAWholeList(t *testing.T) {
+	url := serveEmulation(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"kind":"CustomresourceList","apiVersion":"myapps.example.com/v1beta1","metadata":{},"items":[%s,`, proxytest.ServedObject)
+	})
+	code, _, body := proxytest.Do(t, nil, proxytest.NewRequest(t, "GET", url+"/apis/myapps.example.com/v1alpha1/customresources", ""))
+	if st := decodeStatus(t, body); code != http.StatusBadGateway || !strings.Contains(st.Message, "the kube-apiserver's list could not be read") {
+		t.Errorf("%d %s", code, body)
+	}
+}

@@ -61,16 +61,11 @@ const listHeadBytes = 256 << 10
 func (em *emulation) startList(resp *http.Response) error {
 	ctx := resp.Request.Context()
 	body := newPipeBody(resp.Body, func(src io.Reader, dst io.Writer) error { return em.streamList(ctx, src, dst) })
-	head := make([]byte, listHeadBytes)
-	n, err := 0, error(nil)
-	for n < len(head) && err == nil {
-		var m int
-		m, err = body.Read(head[n:])
-		n += m
-	}
-	head = head[:n]
+	// A clean end of the pipe reads as io.EOF, which ReadAll takes for the
+	// end; newPipeBody turns a backend's early EOF into an error.
+	head, err := io.ReadAll(io.LimitReader(body, listHeadBytes+1))
 	switch {
-	case err == nil:
+	case err == nil && len(head) > listHeadBytes:
 		resp.Body = struct {
 			io.Reader
 			io.Closer
@@ -78,7 +73,7 @@ func (em *emulation) startList(resp *http.Response) error {
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
 		return nil
-	case err == io.EOF: // only a clean end of the pipe: newPipeBody turns the backend's early EOF into an error
+	case err == nil:
 		// The whole list, converted.
 		body.Close()
 	default:
