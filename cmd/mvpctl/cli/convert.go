@@ -103,7 +103,7 @@ Every file is checked before any is written, and one refused leaves every
 file as it was (exit 2): a symbolic link is refused unless
 --follow-symlinks is given, and even then one whose target lies outside
 the -f directory (or the directory of the -f file) is refused; -R does not
-descend into linked directories. A file with other hard links is refused,
+descend into linked directories (a -f directory given as a link is read). A file with other hard links is refused,
 since the new file would leave them with the old content. The new file
 keeps the old one's permission bits but not setuid, setgid or sticky, and,
 when run as root, its owner and group; another user cannot give a file

@@ -243,3 +243,29 @@ func TestConvert_InPlaceOwnerWhenNotRoot(t *testing.T) {
 		t.Errorf("not converted:\n%s", got)
 	}
 }
+
+// A -f directory given as a symbolic link is read (as kubectl reads it)
+// and is the tree: its files are rewritten in the directory it names.
+func TestConvert_InPlaceLinkedTree(t *testing.T) {
+	base := t.TempDir()
+	tree, link := filepath.Join(base, "tree"), filepath.Join(base, "link")
+	if err := os.Mkdir(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "a.yaml"), []byte(cronJobV1beta1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("tree", link); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "", "convert", "-R", "-f", link, "--kubernetes-version", "v1.36", "--in-place")
+	if code != 0 || !strings.Contains(out, "a.yaml: 1 of 1 documents converted") {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if got := readString(t, filepath.Join(tree, "a.yaml")); !strings.HasPrefix(got, "apiVersion: batch/v1\n") {
+		t.Errorf("not converted:\n%s", got)
+	}
+	if stat(t, link).Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced")
+	}
+}
