@@ -269,3 +269,47 @@ func TestConvert_InPlaceLinkedTree(t *testing.T) {
 		t.Errorf("the link was replaced")
 	}
 }
+
+// FuzzInPlaceLinkTarget: whatever a symbolic link in the tree points to,
+// --in-place with --follow-symlinks either refuses it or writes a regular
+// file inside the tree, the one the link resolves to.
+func FuzzInPlaceLinkTarget(f *testing.F) {
+	for _, s := range []string{"a.yaml", "../a.yaml", "../../outside/x.yaml", "/etc/passwd", "sub/../a.yaml", "./sub", "..", "/", "sub/link.yaml", "../tree/a.yaml", "missing.yaml"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, target string) {
+		if target == "" || strings.ContainsRune(target, 0) || len(target) > 256 {
+			return
+		}
+		base := t.TempDir()
+		tree, outside := filepath.Join(base, "tree"), filepath.Join(base, "outside")
+		for _, d := range []string{filepath.Join(tree, "sub"), outside} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range []string{filepath.Join(tree, "a.yaml"), filepath.Join(tree, "sub", "b.yaml"), filepath.Join(outside, "x.yaml")} {
+			if err := os.WriteFile(p, []byte(cronJobV1beta1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		link := filepath.Join(tree, "sub", "link.yaml")
+		if err := os.Symlink(target, link); err != nil {
+			return
+		}
+		in := &convertInput{name: link, arg: tree}
+		pf, _, err := checkInPlace(in, inPlaceOptions{FollowSymlinks: true})
+		if err != nil {
+			return
+		}
+		realTree, _ := filepath.EvalSymlinks(tree)
+		written := filepath.Join(pf.tree, pf.rel)
+		resolved, rerr := filepath.EvalSymlinks(link)
+		if rel, err := filepath.Rel(realTree, written); err != nil || strings.HasPrefix(rel, "..") || rerr != nil || resolved != written {
+			t.Fatalf("link to %q: would write %s (link resolves to %s, %v), outside %s or not the link's file", target, written, resolved, rerr, realTree)
+		}
+		if info, err := os.Lstat(written); err != nil || !info.Mode().IsRegular() {
+			t.Fatalf("link to %q: would write %s, not a regular file (%v)", target, written, err)
+		}
+	})
+}
