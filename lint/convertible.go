@@ -138,6 +138,10 @@ func (s *ruleSchema) checkConvertible(i int, t *rules.Transformation, path, targ
 	// A type hint that disagrees with the schema of the version read is
 	// reported as schema-type; the values it fails on are not reported
 	// again.
+	// What an earlier step left is unknown, not untyped: not probed.
+	if cur == writtenBelow || cur == anyNode && s.writtenBefore(i, path) {
+		cur = nil
+	}
 	if fwd != nil && readFwd != nil && cur != nil && (t.Action != rules.ActionConvertType || t.FromType == "" || typeAgrees(t.FromType, cur.Type)) {
 		s.probeStep(i, t, rules.Forward, readFwd, cur, s.fromLabel, fwd)
 	}
@@ -205,6 +209,9 @@ func (s *ruleSchema) parentShapes(i int, t *rules.Transformation, dir rules.Dire
 		if !ok || n == nil {
 			continue // the step creates it
 		}
+		if n == writtenBelow || n == anyNode && dir == rules.Forward && s.writtenBefore(i, p[:k]) {
+			return // what transformations write: unknown
+		}
 		vals, desc := allowed(n)
 		for _, x := range vals {
 			if x == nil {
@@ -219,6 +226,26 @@ func (s *ruleSchema) parentShapes(i int, t *rules.Transformation, dir rules.Dire
 		}
 		return // an object: the fields above it are objects too
 	}
+}
+
+// writtenBefore reports whether a step before i writes a value of its own
+// (jq, set, ensureFieldExistence, newField) at or above p: the working
+// object then holds an unknown value there (anyNode), which is not a field
+// the schema leaves untyped.
+func (s *ruleSchema) writtenBefore(i int, p rules.Path) bool {
+	p = schemaPath(p)
+	for j := range i {
+		t := &s.mr.Transformations[j]
+		switch t.Action {
+		case rules.ActionJQ, rules.ActionSet, rules.ActionEnsureFieldExistence, rules.ActionNewField:
+		default:
+			continue
+		}
+		if q, err := rules.ParsePath(t.Path); err == nil && t.Path != "" && hasPrefix(p, schemaPath(q)) {
+			return true
+		}
+	}
+	return false
 }
 
 // describeStep names a step in a finding.
@@ -303,6 +330,10 @@ func holds(ctx context.Context, code *gojq.Code, obj map[string]any) bool {
 	return v != nil && v != false
 }
 
+// maxProbeIndex bounds the arrays objectWith builds for an index in a path,
+// which the rules file sets.
+const maxProbeIndex = 64
+
 // objectWith is an object holding x at p, wildcards as first elements.
 func objectWith(p rules.Path, x any) map[string]any {
 	var build func(k int) any
@@ -314,6 +345,9 @@ func objectWith(p rules.Path, x any) map[string]any {
 		case rules.StepKey:
 			return map[string]any{st.Key: build(k + 1)}
 		case rules.StepIndex:
+			if st.Index > maxProbeIndex {
+				return []any{build(k + 1)}
+			}
 			a := make([]any, st.Index+1)
 			a[st.Index] = build(k + 1)
 			return a
