@@ -104,7 +104,9 @@ file as it was (exit 2): a symbolic link is refused unless
 --follow-symlinks is given, and even then one whose target lies outside
 the -f directory (or the directory of the -f file) is refused; -R does not
 descend into linked directories (a -f directory given as a link is read). A file with other hard links is refused,
-since the new file would leave them with the old content. The new file
+since the new file would leave them with the old content, and so is
+another user's file in a sticky directory (only root or its owner may
+replace it). The new file
 keeps the old one's permission bits but not setuid, setgid or sticky, and,
 when run as root, its owner and group; another user cannot give a file
 away, so the rewritten file is theirs (a warning says so) and keeps the

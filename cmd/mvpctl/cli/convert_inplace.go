@@ -183,6 +183,14 @@ func checkInPlace(in *convertInput, opts inPlaceOptions) (f *inPlaceFile, warnin
 		}
 		return nil, nil, fmt.Errorf("%s %d hard links: a new file renamed over this name would leave the other %d %s with the old content; break the link first (cp to a new file, then mv it over this one) or convert without --in-place", what, nlink, nlink-1, plural(int(nlink-1), "link", "links"))
 	}
+	// In a sticky directory (a shared /tmp) only the file's or the
+	// directory's owner may rename over it: refused now rather than
+	// failing after other files were replaced.
+	if dir, err := os.Stat(filepath.Dir(target)); err == nil && dir.Mode()&os.ModeSticky != 0 && geteuid() != 0 {
+		if dirOwner, _ := ownerOf(dir); owner.known && owner.uid != geteuid() && dirOwner.uid != geteuid() {
+			return nil, nil, fmt.Errorf("is owned by uid %d in the sticky directory %s: only its owner may replace it", owner.uid, filepath.Dir(target))
+		}
+	}
 	return &inPlaceFile{in: in, tree: tree, rel: rel, mode: info.Mode().Perm(), owner: owner}, ownerWarnings(owner), nil
 }
 

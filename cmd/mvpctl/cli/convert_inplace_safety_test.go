@@ -313,3 +313,37 @@ func FuzzInPlaceLinkTarget(f *testing.F) {
 		}
 	})
 }
+
+// In a sticky directory another user's file cannot be renamed over: the
+// run refuses it before writing anything. The test runs as root and acts
+// as uid 4242.
+func TestConvert_InPlaceStickyDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the file to another user first")
+	}
+	dir := t.TempDir()
+	mine, theirs := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	for _, p := range []string{mine, theirs} {
+		if err := os.WriteFile(p, []byte(cronJobV1beta1), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(mine, 4242, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(theirs, 1234, -1); err != nil {
+		t.Fatal(err)
+	}
+	geteuid = func() int { return 4242 }
+	t.Cleanup(func() { geteuid = os.Geteuid })
+	code, _, errOut := run(t, "", "convert", "-f", dir, "--kubernetes-version", "v1.36", "--in-place")
+	if want := theirs + ": is owned by uid 1234 in the sticky directory " + dir + ": only its owner may replace it"; code != exitUsage || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, errOut)
+	}
+	if readString(t, mine) != cronJobV1beta1 || readString(t, theirs) != cronJobV1beta1 {
+		t.Errorf("a file was rewritten")
+	}
+}
