@@ -269,16 +269,13 @@ func describeStep(t *rules.Transformation) string {
 	return string(t.Action) + " " + t.Path
 }
 
-// compileProbe compiles a user expression, nil if empty or invalid.
+// compileProbe compiles a user expression as the engine does, nil if empty
+// or invalid.
 func compileProbe(src string) *gojq.Code {
 	if strings.TrimSpace(src) == "" {
 		return nil
 	}
-	q, err := gojq.Parse(src)
-	if err != nil {
-		return nil
-	}
-	code, err := gojq.Compile(q)
+	code, err := rules.NewSnippet(src).Code()
 	if err != nil {
 		return nil
 	}
