@@ -45,6 +45,18 @@ type identity struct {
 	// headers once a backend authorized each of them; the transport adds the
 	// proxy's Authorization. Without proxy it holds the client's own.
 	header http.Header
+	// user is who the request counts for in fair sharing (fairShare.userKey):
+	// the certificate's user, or an HMAC of the client's bearer token.
+	// Empty: anonymous.
+	user string
+}
+
+// fairKey is the identity's user for fair sharing.
+func (id *identity) fairKey() string {
+	if id == nil || id.user == "" {
+		return "anonymous"
+	}
+	return id.user
 }
 
 func identityFrom(ctx context.Context) *identity {
@@ -96,10 +108,11 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*identity,
 	cert := p.verifiedClientCert(r)
 	if cert == nil {
 		h := identityHeaders(r.Header, true)
-		if h == nil {
+		user := p.fair.userKey("", r.Header)
+		if h == nil && user == "anonymous" {
 			return anonymous, true
 		}
-		return &identity{header: h}, true
+		return &identity{header: h, user: user}, true
 	}
 	user := cert.Subject.CommonName
 	if user == "" {
@@ -122,13 +135,13 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*identity,
 			}
 			return nil, false
 		}
-		return &identity{proxy: true, header: requested}, true
+		return &identity{proxy: true, header: requested, user: p.fair.userKey(user, nil)}, true
 	}
 	h := http.Header{authenticationv1.ImpersonateUserHeader: {user}}
 	if len(groups) > 0 {
 		h[authenticationv1.ImpersonateGroupHeader] = slices.Clone(groups)
 	}
-	return &identity{proxy: true, header: h}, true
+	return &identity{proxy: true, header: h, user: p.fair.userKey(user, nil)}, true
 }
 
 // verifiedClientCert is the client's certificate when it is turned into
