@@ -29,7 +29,7 @@ const (
 	// DefaultMaxUpstreamConnsPerBackend bounds the connections to one
 	// backend, per client connection pool (certificate users impersonated,
 	// clients' own credentials). Over HTTP/2 each carries up to the
-	// server's stream limit (kube-apiserver: 1000) of requests and watches;
+	// server's stream limit (kube-apiserver: 100) of requests and watches;
 	// over HTTP/1.1 (upgrades, a backend without h2) one.
 	DefaultMaxUpstreamConnsPerBackend = 1024
 	// DefaultMaxObjectBytes bounds one object, Table or discovery document

@@ -41,13 +41,14 @@ const DefaultUpstreamConnWait = 5 * time.Second
 // h2StreamWindow is the HTTP/2 receive window of one upstream stream: what
 // one response may have buffered in the proxy while its client does not
 // read. The connection's window (Go's default, 1 GiB) holds more than
-// kube-apiserver's streams per connection (1000) times this, so streams a
-// client stops reading never stall the others on their connection.
+// kube-apiserver's streams per connection (100 by default, its
+// --http2-max-streams-per-connection) times this, so streams a client stops
+// reading never stall the others on their connection.
 const h2StreamWindow = 1 << 20
 
 // upstreamPool is one credential kind's connections to one backend: an
-// HTTP/2 transport (kube-apiserver offers h2, so thousands of watches share
-// a few connections) and an HTTP/1.1-only one for upgrades (exec, attach,
+// HTTP/2 transport (kube-apiserver offers h2 and allows 100 streams on a
+// connection, so thousands of watches share tens of connections) and an HTTP/1.1-only one for upgrades (exec, attach,
 // port-forward over SPDY or WebSocket), dialing within one budget.
 type upstreamPool struct {
 	name   string
