@@ -55,6 +55,9 @@ type backend struct {
 	own      *upstreamPool
 	identity *upstreamPool
 	plain    *upstreamPool
+	// behalf holds the slots of the own pool's requests that clients cause
+	// (onBehalf).
+	behalf chan struct{}
 	// maxObject bounds a document read whole (discovery, OpenAPI).
 	maxObject int64
 	// authz asks the backend's authorizer, with the proxy's identity.
@@ -147,6 +150,7 @@ func newBackend(cfg Backend, lim upstreamLimits) (*backend, error) {
 		own:      newUpstreamPool(poolOwn, idTLS, min(lim.maxIdle, lim.ownConns), lim.ownConns, lim.connWait),
 		identity: newUpstreamPool(poolImpersonating, idTLS, lim.maxIdle, lim.maxConns, lim.connWait),
 		plain:    newUpstreamPool(poolClient, plainTLS, lim.maxIdle, lim.maxConns, lim.connWait),
+		behalf:   make(chan struct{}, onBehalfPerBackend),
 		wake:     make(chan struct{}, 1),
 		etags:    map[string]cachedDoc{},
 	}

@@ -172,6 +172,16 @@ func (f *fairShare) userKey(certUser string, h http.Header) string {
 	return "token:" + base64.RawStdEncoding.EncodeToString(m.Sum(nil))
 }
 
+// requestUser is who a client's request counts for: the user of its
+// verified certificate when certificates become impersonation, else its
+// bearer token, else anonymous.
+func (p *Proxy) requestUser(r *http.Request) string {
+	if cert := p.verifiedClientCert(r); cert != nil && cert.Subject.CommonName != "" {
+		return p.fair.userKey(cert.Subject.CommonName, nil)
+	}
+	return p.fair.userKey("", r.Header)
+}
+
 // tooManyError is a request refused for its user's share.
 type tooManyError struct {
 	reason string
@@ -283,7 +293,7 @@ func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, rt *route) bool {
 	if isInner(r) {
 		return true
 	}
-	release, err := p.fair.acquire(r.Context(), rt.id.fairKey(), rt.longRunning)
+	release, err := p.fair.acquire(r.Context(), p.requestUser(r), rt.longRunning)
 	if err != nil {
 		if tm, ok := err.(*tooManyError); ok {
 			response.WriteStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests,

@@ -45,18 +45,6 @@ type identity struct {
 	// headers once a backend authorized each of them; the transport adds the
 	// proxy's Authorization. Without proxy it holds the client's own.
 	header http.Header
-	// user is who the request counts for in fair sharing (fairShare.userKey):
-	// the certificate's user, or an HMAC of the client's bearer token.
-	// Empty: anonymous.
-	user string
-}
-
-// fairKey is the identity's user for fair sharing.
-func (id *identity) fairKey() string {
-	if id == nil || id.user == "" {
-		return "anonymous"
-	}
-	return id.user
 }
 
 func identityFrom(ctx context.Context) *identity {
@@ -108,11 +96,10 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*identity,
 	cert := p.verifiedClientCert(r)
 	if cert == nil {
 		h := identityHeaders(r.Header, true)
-		user := p.fair.userKey("", r.Header)
-		if h == nil && user == "anonymous" {
+		if h == nil {
 			return anonymous, true
 		}
-		return &identity{header: h, user: user}, true
+		return &identity{header: h}, true
 	}
 	user := cert.Subject.CommonName
 	if user == "" {
@@ -135,13 +122,13 @@ func (p *Proxy) authenticate(w http.ResponseWriter, r *http.Request) (*identity,
 			}
 			return nil, false
 		}
-		return &identity{proxy: true, header: requested, user: p.fair.userKey(user, nil)}, true
+		return &identity{proxy: true, header: requested}, true
 	}
 	h := http.Header{authenticationv1.ImpersonateUserHeader: {user}}
 	if len(groups) > 0 {
 		h[authenticationv1.ImpersonateGroupHeader] = slices.Clone(groups)
 	}
-	return &identity{proxy: true, header: h, user: p.fair.userKey(user, nil)}, true
+	return &identity{proxy: true, header: h}, true
 }
 
 // verifiedClientCert is the client's certificate when it is turned into
@@ -406,7 +393,13 @@ func (p *Proxy) subjectAccessReview(ctx context.Context, user string, groups []s
 	var lastErr error = fmt.Errorf("no ready kube-apiserver serves %s", key)
 	for _, b := range p.readyBackends(&key) {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		release, err := b.onBehalf(rctx)
+		if err != nil {
+			cancel()
+			return false, "", fmt.Errorf("SubjectAccessReview: waiting for a connection: %w", err)
+		}
 		out, err := b.authz.SubjectAccessReviews().Create(rctx, sar, metav1.CreateOptions{})
+		release()
 		cancel()
 		if err != nil {
 			// An answer (a Status) is the cluster's; only a backend that

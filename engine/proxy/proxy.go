@@ -474,15 +474,17 @@ func (p *Proxy) serveItself(w http.ResponseWriter, r *http.Request, rt *route) (
 		return r, true
 	}
 	rt.info = info
+	// The user's share is taken before anything is done for the request:
+	// an impersonation check or a discovery probe is work for it too.
+	rt.longRunning = isLongRunning(r, info)
+	if !p.admit(w, r, rt) {
+		return r, true
+	}
 	withID, ok := p.identify(w, r)
 	if !ok {
 		return r, true
 	}
 	r, rt.id = withID, identityFrom(withID.Context())
-	rt.longRunning = isLongRunning(r, info)
-	if !p.admit(w, r, rt) {
-		return r, true
-	}
 	return r, p.serveDiscovery(w, r, info)
 }
 

@@ -34,6 +34,24 @@ const (
 // covers HTTP/1.1 backends and a stalled connection.
 const DefaultOwnConnsPerBackend = 8
 
+// onBehalfPerBackend bounds the proxy's own requests to one backend that
+// clients cause (impersonation checks, OpenAPI revalidation, CRD reads) in
+// flight at once: they share the own pool with the health probes and
+// discovery reads, and half its connections (over HTTP/1.1, one request
+// each) always remain for those.
+const onBehalfPerBackend = DefaultOwnConnsPerBackend / 2
+
+// onBehalf takes one of the backend's slots for a request of the proxy's
+// own that a client caused, waiting while ctx lasts; release gives it back.
+func (b *backend) onBehalf(ctx context.Context) (release func(), err error) {
+	select {
+	case b.behalf <- struct{}{}:
+		return func() { <-b.behalf }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // DefaultUpstreamConnWait is how long a request waits for a connection when
 // its pool's budget is in use, before it is answered 503 with Retry-After.
 const DefaultUpstreamConnWait = 5 * time.Second
