@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,6 +147,7 @@ func TestProxy_HostileTenant(t *testing.T) {
 	impersonatingConns := metricValue(t, p, "mvpctl_proxy_upstream_connections", `pool="impersonating"`)
 	watching := measure(t, ctx, victorGet)
 
+	floodStart, cpuStart := time.Now(), cpuOf(p.PID(), cp.Server(0).PID())
 	var floodCodes sync.Map
 	for range tenantFlooders {
 		attackers.Go(func() {
@@ -176,6 +179,7 @@ func TestProxy_HostileTenant(t *testing.T) {
 	}
 
 	attacked := measure(t, ctx, victorGet)
+	cpuEnd, floodTook := cpuOf(p.PID(), cp.Server(0).PID()), time.Since(floodStart)
 	stopAttack()
 	attackers.Wait()
 	seriesAfter := metricSeries(t, p)
@@ -186,6 +190,8 @@ func TestProxy_HostileTenant(t *testing.T) {
 	t.Logf("victor's GET, %d each: baseline p50 %s p99 %s; with mallory's watches open p50 %s p99 %s (p99 ratio %.1f); with her flood too p50 %s p99 %s (p99 ratio %.1f)",
 		victimGets, baseline.p50, baseline.p99, watching.p50, watching.p99, float64(watching.p99)/float64(baseline.p99),
 		attacked.p50, attacked.p99, float64(attacked.p99)/float64(baseline.p99))
+	t.Logf("CPU during the flood (%s): proxy %.2f cores, kube-apiserver %.2f, this test process (mallory's and victor's clients) %.2f",
+		floodTook.Round(100*time.Millisecond), (cpuEnd[0]-cpuStart[0])/floodTook.Seconds(), (cpuEnd[1]-cpuStart[1])/floodTook.Seconds(), (cpuEnd[2]-cpuStart[2])/floodTook.Seconds())
 	t.Logf("metric series: %d before the attack, %d after", seriesBefore, seriesAfter)
 	t.Logf("proxy peak RSS %d MiB; the test ran %s", procKB(p.PID(), "VmHWM")>>20, time.Since(start).Round(time.Second))
 
@@ -413,4 +419,25 @@ func metricValue(t *testing.T, p *proxyProcess, name, match string) float64 {
 		}
 	}
 	return sum
+}
+
+// cpuOf is the CPU seconds used so far by each of pids, then by this
+// process.
+func cpuOf(pids ...int) []float64 {
+	var out []float64
+	for _, pid := range append(pids, os.Getpid()) {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// The fields after the command name (which may hold spaces):
+		// utime and stime are the 12th and 13th, in clock ticks (100/s).
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		var ticks float64
+		for _, i := range []int{11, 12} {
+			if i < len(f) {
+				v, _ := strconv.ParseFloat(f[i], 64)
+				ticks += v
+			}
+		}
+		out = append(out, ticks/100)
+	}
+	return out
 }
