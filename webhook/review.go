@@ -129,9 +129,9 @@ func Convert(ctx context.Context, conv *engine.Converter, rev *Review, opts Conv
 		if err := ctx.Err(); err != nil {
 			return nil, &FailureError{Reason: ReasonTimeout, Index: i, Err: fmt.Errorf("review not finished in time: %w", err)}
 		}
+		ns, name := namespaceName(obj) // before the conversion, which may change them
 		converted, err := convertOne(ctx, conv, obj, rev.Desired, &kind)
 		if err != nil {
-			ns, name := namespaceName(obj)
 			err.Index, err.Namespace, err.Name = i, ns, name
 			return nil, err
 		}
