@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"strings"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -236,4 +238,24 @@ func TestServer_Readyz(t *testing.T) {
 	if err := get(client, base+"/metrics"); err == nil {
 		t.Error("/metrics is served without access control")
 	}
+}
+
+func writeSelfSignedPEM(t *testing.T) []byte {
+	t.Helper()
+	certPEM, _, err := certutil.GenerateSelfSignedCertKey("foreign", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return certPEM
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
