@@ -8,7 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -56,7 +60,13 @@ type handler struct {
 	opts  HandlerOptions
 	log   *slog.Logger
 	slots chan struct{}
+	// conv is the active converter with bad round-trip annotations ignored.
+	conv     atomic.Pointer[convPair]
+	dataLogs *rate.Limiter
 }
+
+// convPair is a rule set's converter and the handler's variant of it.
+type convPair struct{ src, tolerant *engine.Converter }
 
 // NewHandler serves ConversionReviews (POST, JSON) at any path.
 func NewHandler(opts HandlerOptions) http.Handler {
@@ -76,7 +86,44 @@ func NewHandler(opts HandlerOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &handler{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrentReviews)}
+	return &handler{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrentReviews), dataLogs: rate.NewLimiter(1, 10)}
+}
+
+// converter is the active rules' converter, ignoring a bad round-trip
+// annotation (logged): anyone who may write an object may write one, and
+// it must cost that object its round trip, not make it unreadable in
+// other versions, nor fail a LIST around it (as in the proxy).
+func (h *handler) converter() *engine.Converter {
+	if h.opts.Converter == nil {
+		return nil
+	}
+	src := h.opts.Converter()
+	if src == nil {
+		return nil
+	}
+	if p := h.conv.Load(); p != nil && p.src == src {
+		return p.tolerant
+	}
+	o := src.Options()
+	o.InvalidConversionData = h.dataIgnored
+	p := &convPair{src: src, tolerant: src.WithOptions(o)}
+	h.conv.Store(p)
+	return p.tolerant
+}
+
+// maxReasonBytes bounds a logged reason: it may quote the annotation.
+const maxReasonBytes = 512
+
+func (h *handler) dataIgnored(bad *engine.ConversionDataError) {
+	if !h.dataLogs.Allow() {
+		return
+	}
+	reason := bad.Err.Error()
+	if len(reason) > maxReasonBytes {
+		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "..."
+	}
+	h.log.Warn("ignoring an object's round-trip annotation; it is converted as if it had none",
+		"kind", bad.GVK.Kind, "version", bad.GVK.Version, "namespace", bad.Namespace, "name", bad.Name, "reason", reason)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -119,10 +166,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // review converts a decoded review and writes its response.
 func (h *handler) review(ctx context.Context, w http.ResponseWriter, rev *Review, start time.Time) {
-	var conv *engine.Converter
-	if h.opts.Converter != nil {
-		conv = h.opts.Converter()
-	}
+	conv := h.converter()
 	crd, from, to := reviewLabels(conv, rev)
 	var objs []any
 	err := error(&FailureError{Reason: ReasonNotReady, Index: -1, Err: errors.New("no rules are loaded yet")})

@@ -42,8 +42,6 @@ type Options struct {
 	ManageCRDs *ManageOptions
 	// Registry receives the metrics; nil means a new one.
 	Registry *prometheus.Registry
-	// Listening, when set, is called with the server once it listens.
-	Listening func(*Server)
 	// Logger receives the webhook's log; nil discards.
 	Logger *slog.Logger
 }
@@ -101,9 +99,6 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	log.Info("serving conversion", "address", srv.Addr().String())
-	if opts.Listening != nil {
-		opts.Listening(srv)
-	}
 	return runAll(ctx, srv, opts, metricsHandler, log)
 }
 
