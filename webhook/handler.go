@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -147,7 +149,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).SetReadDeadline(deadline)
 	}
 	start := time.Now()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxRequestBytes))
+	body, err := readBody(w, r, h.opts.MaxRequestBytes)
 	if err != nil {
 		h.readError(w, err)
 		return
@@ -181,10 +183,12 @@ func (h *handler) review(ctx context.Context, w http.ResponseWriter, rev *Review
 		}
 		h.failed(reason, rev, err.Error())
 	}
-	data, encErr := encodeResponse(rev, objs, err)
+	enc := encoders.Get().(*engine.ObjectEncoder)
+	defer encoders.Put(enc)
+	data, encErr := encodeResponse(enc, rev, objs, err)
 	if encErr != nil {
 		h.failed(ReasonMalformed, rev, encErr.Error())
-		data, _ = encodeResponse(rev, nil, fmt.Errorf("encoding the response: %w", encErr))
+		data, _ = encodeResponse(enc, rev, nil, fmt.Errorf("encoding the response: %w", encErr))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(data)
@@ -219,9 +223,26 @@ func (h *handler) failed(reason Reason, rev *Review, msg string) {
 	h.log.Warn("conversion review failed", attrs...)
 }
 
-// encodeResponse is the review's response: the converted objects and
-// Success, or no objects and a Failure whose message is err's.
-func encodeResponse(rev *Review, objs []any, err error) ([]byte, error) {
+// encoders keep their buffers from one review to the next: a LIST's
+// response is megabytes.
+var encoders = sync.Pool{New: func() any { return engine.NewObjectEncoder() }}
+
+// readBody reads a body of at most max bytes, in one allocation when its
+// length is known.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, max)
+	if r.ContentLength <= 0 || r.ContentLength > max {
+		return io.ReadAll(body)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength+1))
+	_, err := buf.ReadFrom(body)
+	return buf.Bytes(), err
+}
+
+// encodeResponse is the review's response, valid until enc's next use: the
+// converted objects and Success, or no objects and a Failure whose
+// message is err's.
+func encodeResponse(enc *engine.ObjectEncoder, rev *Review, objs []any, err error) ([]byte, error) {
 	resp := map[string]any{"uid": rev.UID}
 	if err != nil {
 		resp["convertedObjects"] = []any{}
@@ -230,7 +251,7 @@ func encodeResponse(rev *Review, objs []any, err error) ([]byte, error) {
 		resp["convertedObjects"] = objs
 		resp["result"] = map[string]any{"status": metav1.StatusSuccess}
 	}
-	return engine.EncodeObject(map[string]any{"apiVersion": rev.APIVersion, "kind": reviewKind, "response": resp})
+	return enc.Encode(map[string]any{"apiVersion": rev.APIVersion, "kind": reviewKind, "response": resp})
 }
 
 // writeStatus answers a request that is no review with a metav1.Status.
