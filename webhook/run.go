@@ -126,13 +126,16 @@ func manageOptions(m ManageOptions, cluster *rest.Config, serve ServeOptions) (*
 	switch {
 	case m.CABundle != nil:
 	case serve.CertDir != nil:
-		m.CABundle = serve.CertDir.CAPEM()
+		m.CABundle, m.CAChanged = serve.CertDir.CAPEM, serve.CertDir.Changed()
 	case serve.CertFile != "":
-		certs, err := certutil.CertsFromFile(serve.CertFile)
-		if err != nil {
-			return nil, err
+		file := serve.CertFile
+		m.CABundle = func() []byte {
+			certs, err := certutil.CertsFromFile(file)
+			if err != nil {
+				return nil
+			}
+			return pemCert(certs[len(certs)-1].Raw)
 		}
-		m.CABundle = pemCert(certs[len(certs)-1].Raw)
 	}
 	return &m, nil
 }
