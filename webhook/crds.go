@@ -128,7 +128,7 @@ func newManager(opts ManageOptions, srv *Server, log *slog.Logger) (*manager, er
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName,
 		// Verified in VerifyConnection, with the CA bundle of the moment.
 		InsecureSkipVerify: true,
-		VerifyConnection: func(cs tls.ConnectionState) error { return verifyPeer(cs, serverName, opts.caBundle()) },
+		VerifyConnection:   func(cs tls.ConnectionState) error { return verifyPeer(cs, serverName, opts.caBundle()) },
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	transport := &http.Transport{
