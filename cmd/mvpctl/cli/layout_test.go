@@ -24,7 +24,8 @@ func TestLayout_ImportsGoOneWay(t *testing.T) {
 		"schemadiff": {"rules"},
 		"scan":       {"rules", "manifest"},
 		"lint":       {"rules", "engine", "schemadiff"},
-		"cmd":        {"rules", "engine", "schemadiff", "lint", "scan", "manifest"},
+		"webhook":    {"rules", "engine", "manifest"},
+		"cmd":        {"rules", "engine", "schemadiff", "lint", "scan", "manifest", "webhook"},
 	}
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...")
 	out, err := cmd.Output()

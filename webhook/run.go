@@ -1,0 +1,131 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/rest"
+
+	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/engine/proxy"
+	"github.com/mvpctl/mvpctl/engine/rulesource"
+)
+
+// Options configure [Run].
+type Options struct {
+	// Rules is the active rule set's source.
+	Rules *rulesource.Source
+	// Serve configures the HTTPS listener; its Convert, Metrics, Ready and
+	// CertDir are set by Run.
+	Serve ServeOptions
+	// CertDir, when set, takes the place of Serve's certificate files.
+	CertDir *CertDirOptions
+	// Handler bounds the reviews; its Converter and Metrics are set by Run.
+	Handler HandlerOptions
+	// Cluster reaches the cluster for --manage-crds and for authorizing
+	// /metrics; nil means none: /metrics is then not served on the webhook's
+	// port.
+	Cluster *rest.Config
+	// MetricsAddress, when set, serves /metrics there as the proxy serves
+	// its own: openly on loopback, else over HTTPS to authorized users.
+	MetricsAddress string
+	// ManageCRDs, when set, wires the CRDs the rules cover to the webhook.
+	ManageCRDs *ManageOptions
+	// Registry receives the metrics; nil means a new one.
+	Registry *prometheus.Registry
+	// Listening, when set, is called with the server once it listens.
+	Listening func(*Server)
+	// Logger receives the webhook's log; nil discards.
+	Logger *slog.Logger
+}
+
+// Run serves conversion until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	metrics, err := NewMetrics(opts.Registry)
+	if err != nil {
+		return err
+	}
+	converter := func() *engine.Converter {
+		if set := opts.Rules.Current(); set != nil {
+			return set.Converter
+		}
+		return nil
+	}
+	h := opts.Handler
+	h.Converter, h.Metrics, h.Logger = converter, metrics, log
+	serve := opts.Serve
+	serve.Convert, serve.Logger = NewHandler(h), log
+	serve.Ready = func() bool { return converter() != nil }
+	if opts.CertDir != nil {
+		cd := *opts.CertDir
+		cd.Logger = log
+		if serve.CertDir, err = OpenCertDir(cd); err != nil {
+			return err
+		}
+	}
+	metricsHandler := promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{})
+	if opts.Cluster != nil {
+		authn, authz, err := proxy.DelegatedAuth(opts.Cluster, nil)
+		if err != nil {
+			return err
+		}
+		serve.Metrics = proxy.WithDelegatedAuth(metricsHandler, authn, authz)
+	}
+	srv, err := NewServer(serve)
+	if err != nil {
+		return err
+	}
+	log.Info("serving conversion", "address", srv.Addr().String())
+	if opts.Listening != nil {
+		opts.Listening(srv)
+	}
+	return runAll(ctx, srv, opts, metricsHandler, log)
+}
+
+// runAll runs the server, the metrics listener and the CRD manager until
+// ctx ends or one fails, and waits for all of them.
+func runAll(ctx context.Context, srv *Server, opts Options, metricsHandler http.Handler, log *slog.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	run := func(i int, f func(context.Context) error) {
+		wg.Go(func() {
+			if errs[i] = f(ctx); errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	run(0, srv.Serve)
+	if opts.MetricsAddress != "" {
+		msrv, err := proxy.NewMetricsServer(metricsHandler, proxy.MetricsServeOptions{
+			Listen: opts.MetricsAddress, CertFile: opts.Serve.CertFile, KeyFile: opts.Serve.KeyFile,
+			Auth: opts.Cluster, Logger: log,
+		})
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return err
+		}
+		log.Info("serving metrics", "address", msrv.Addr().String())
+		run(1, msrv.Serve)
+	}
+	if opts.ManageCRDs != nil {
+		m := *opts.ManageCRDs
+		run(2, func(ctx context.Context) error { return m.run(ctx, opts.Rules, srv, log) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
