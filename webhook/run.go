@@ -5,11 +5,15 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/engine/proxy"
@@ -83,6 +87,15 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		serve.Metrics = proxy.WithDelegatedAuth(metricsHandler, authn, authz)
 	}
+	if opts.ManageCRDs != nil {
+		if opts.ManageCRDs, err = manageOptions(*opts.ManageCRDs, opts.Cluster, serve); err != nil {
+			return err
+		}
+	}
+	if serve.CertDir != nil {
+		// The metrics listener off loopback reads the files.
+		opts.Serve.CertFile, opts.Serve.KeyFile = filepath.Join(opts.CertDir.Dir, CertFile), filepath.Join(opts.CertDir.Dir, KeyFile)
+	}
 	srv, err := NewServer(serve)
 	if err != nil {
 		return err
@@ -92,6 +105,41 @@ func Run(ctx context.Context, opts Options) error {
 		opts.Listening(srv)
 	}
 	return runAll(ctx, srv, opts, metricsHandler, log)
+}
+
+// manageOptions completes m with the clients of cluster and the CA that
+// verifies the serving certificate: the certificate directory's, or the
+// last certificate of the serving certificate file.
+func manageOptions(m ManageOptions, cluster *rest.Config, serve ServeOptions) (*ManageOptions, error) {
+	if cluster == nil {
+		return nil, errors.New("managing CRDs needs a cluster")
+	}
+	if m.CRDs == nil {
+		c, err := apiextensionsclient.NewForConfig(cluster)
+		if err != nil {
+			return nil, err
+		}
+		m.CRDs = c.CustomResourceDefinitions()
+	}
+	if m.Events == nil {
+		c, err := corev1client.NewForConfig(cluster)
+		if err != nil {
+			return nil, err
+		}
+		m.Events = c
+	}
+	switch {
+	case m.CABundle != nil:
+	case serve.CertDir != nil:
+		m.CABundle = serve.CertDir.CAPEM()
+	case serve.CertFile != "":
+		certs, err := certutil.CertsFromFile(serve.CertFile)
+		if err != nil {
+			return nil, err
+		}
+		m.CABundle = pemCert(certs[len(certs)-1].Raw)
+	}
+	return &m, nil
 }
 
 // runAll runs the server, the metrics listener and the CRD manager until
