@@ -42,6 +42,11 @@ const (
 	group     = "example.com"
 	crdFile   = "testdata/crd.yaml"
 	rulesFile = "testdata/rules.yaml"
+
+	// A CRD whose versions gadgetRulesFile cannot all reach.
+	gadgetCRDName   = "gadgets.example.com"
+	gadgetCRDFile   = "testdata/gadget-crd.yaml"
+	gadgetRulesFile = "testdata/gadget-rules.yaml"
 )
 
 // versions are the Widget's served versions; v1 is stored.

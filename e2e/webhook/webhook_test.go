@@ -291,7 +291,14 @@ func testWiring(t *testing.T, top testing.TB, kc string, dyn dynamic.Interface, 
 		t.Fatalf("the CRD starts with conversion strategy %q, want None", got)
 	}
 
-	w := startWebhook(t, top, saKubeconfig, "--manage-crds", "--webhook-url", "$URL")
+	// A second CRD the rules cover but cannot fully convert; the user
+	// lists it in the ClusterRole, as deploy/webhook/rbac.yaml says to.
+	mustKubectl(t, kc, "", "apply", "-f", gadgetCRDFile)
+	mustKubectl(t, kc, "", "patch", "clusterrole", "mvpctl-webhook", "--type", "json",
+		"-p", `[{"op":"add","path":"/rules/0/resourceNames/-","value":"`+gadgetCRDName+`"}]`)
+	gadgetConversion := mustKubectl(t, kc, "", "get", "crd", gadgetCRDName, "-o", "jsonpath={.spec.conversion}")
+
+	w := startWebhook(t, top, saKubeconfig, "--rules", gadgetRulesFile, "--manage-crds", "--webhook-url", "$URL")
 
 	type conversion struct {
 		Strategy string `json:"strategy"`
@@ -323,6 +330,23 @@ func testWiring(t *testing.T, top testing.TB, kc string, dyn dynamic.Interface, 
 	}
 	if len(got.Webhook.ConversionReviewVersions) == 0 || got.Webhook.ConversionReviewVersions[0] != "v1" {
 		t.Errorf("conversionReviewVersions %q, want v1 first", got.Webhook.ConversionReviewVersions)
+	}
+
+	// The Gadget CRD is refused with a reason, as an Event, and left as
+	// it was.
+	var refusal string
+	eventually(t, 60*time.Second, "an Event refusing "+gadgetCRDName, func() (bool, error) {
+		out, err := kubectl(t, kc, "", "get", "events", "-n", "default",
+			"--field-selector", "reason=ConversionRefused,involvedObject.name="+gadgetCRDName, "-o", "jsonpath={.items[*].message}")
+		refusal = out
+		return err == nil && out != "", err
+	})
+	if !strings.Contains(refusal, "to example.com/v1") {
+		t.Errorf("the refusal does not name the unreachable version: %q", refusal)
+	}
+	t.Logf("%s refused: %s", gadgetCRDName, refusal)
+	if got := mustKubectl(t, kc, "", "get", "crd", gadgetCRDName, "-o", "jsonpath={.spec.conversion}"); got != gadgetConversion {
+		t.Errorf("the refused CRD changed: spec.conversion %s, was %s", got, gadgetConversion)
 	}
 
 	// The apiserver's CRD handler picks the change up asynchronously: a
