@@ -90,8 +90,8 @@ func TestManage_WiresCoveredCRDAndRefusesUnreachable(t *testing.T) {
 		t.Errorf("no %s Event for widgets: %v", ReasonWired, evs.Items)
 	}
 	refused, ok := reasons["gadgets.example.com "+ReasonRefused]
-	if !ok || !strings.Contains(refused.Message, "v1alpha1 → v2") {
-		t.Errorf("no %s Event naming v1alpha1 → v2 for gadgets: %v", ReasonRefused, evs.Items)
+	if !ok || !strings.Contains(refused.Message, "no rules lead v1alpha1 → v2") {
+		t.Errorf("no %s Event naming no rules lead v1alpha1 → v2 for gadgets: %v", ReasonRefused, evs.Items)
 	}
 }
 

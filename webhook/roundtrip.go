@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -26,19 +27,21 @@ type convertFunc func(ctx context.Context, desired schema.GroupVersion, objs []a
 // Reachable checks that the rules lead from each version of a kind to
 // each other one, and names every pair they do not.
 func Reachable(conv *engine.Converter, gk schema.GroupKind, versions []string) error {
-	var errs []error
+	var missing []string
 	for _, from := range versions {
 		for _, to := range versions {
 			if from == to {
 				continue
 			}
-			gvk := gk.WithVersion(from)
-			if _, _, err := conv.Path(gvk, schema.GroupVersion{Group: gk.Group, Version: to}); err != nil {
-				errs = append(errs, fmt.Errorf("%s → %s: %w", from, to, err))
+			if _, _, err := conv.Path(gk.WithVersion(from), schema.GroupVersion{Group: gk.Group, Version: to}); err != nil {
+				missing = append(missing, fmt.Sprintf("%s → %s", from, to))
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if missing != nil {
+		return fmt.Errorf("no rules lead %s", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // checkRoundTrips converts each object (at its own version) to every other
