@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -164,6 +165,7 @@ func TestWebhook(t *testing.T) {
 		{"DeployBase", func(t *testing.T) { saKubeconfig = testDeployBase(t, top, cp, kc) }},
 		{"WiredByManageCRDs", func(t *testing.T) { w = testWiring(t, top, kc, dyn, saKubeconfig) }},
 		{"EveryVerbEveryVersion", func(t *testing.T) { testVerbs(t, kc, dyn) }},
+		{"CheckAgainstCluster", func(t *testing.T) { testCheck(t, kc) }},
 		{"StoppedWhileClientsWork", func(t *testing.T) { testStopped(t, dyn, w) }},
 		{"CertRotationDuringLIST", func(t *testing.T) { testRotation(t, kc, dyn, w) }},
 	}
@@ -341,7 +343,7 @@ func testWiring(t *testing.T, top testing.TB, kc string, dyn dynamic.Interface, 
 		refusal = out
 		return err == nil && out != "", err
 	})
-	if !strings.Contains(refusal, "to example.com/v1") {
+	if !strings.Contains(refusal, "v1alpha1 → v1") {
 		t.Errorf("the refusal does not name the unreachable version: %q", refusal)
 	}
 	t.Logf("%s refused: %s", gadgetCRDName, refusal)
@@ -528,6 +530,25 @@ func testVerbs(t *testing.T, kc string, dyn dynamic.Interface) {
 		if _, has := back.GetAnnotations()[roundTripAnnotation]; has {
 			t.Errorf("%s read in %s after the write-back still carries %s", c.name, c.check, roundTripAnnotation)
 		}
+	}
+}
+
+// testCheck runs mvpctl webhook check against the cluster: the Widgets
+// stored so far convert to every version and back (exit 0); the Gadget
+// CRD's versions are out of the rules' reach (exit 1, naming them).
+func testCheck(t *testing.T, kc string) {
+	out, err := run(t, "", framework.Mvpctl(t), "webhook", "check", "--rules", rulesFile, "--crd", crdName, "--kubeconfig", kc)
+	if err != nil {
+		t.Fatalf("mvpctl webhook check --crd %s: %v", crdName, err)
+	}
+	var objects int
+	if _, err := fmt.Sscanf(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:], "1 CRDs, %d objects checked", &objects); err != nil || objects < len(versions) {
+		t.Errorf("mvpctl webhook check --crd %s: want at least %d objects checked, got %q", crdName, len(versions), out)
+	}
+	out, err = run(t, "", framework.Mvpctl(t), "webhook", "check", "--rules", gadgetRulesFile, "--crd", gadgetCRDName, "--kubeconfig", kc)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(err.Error(), "v1alpha1 → v1") {
+		t.Errorf("mvpctl webhook check --crd %s: want exit 1 naming v1alpha1 → v1, got %v\n%s", gadgetCRDName, err, out)
 	}
 }
 
