@@ -774,9 +774,9 @@ func testStopped(t *testing.T, dyn dynamic.Interface, w *webhook) {
 }
 
 // testRotation restarts the webhook with the shortest serving certificate
-// (one minute, renewed after 40s) and LISTs in v1alpha1 through the
-// apiserver, while new TLS handshakes check what it serves, until the
-// certificate has changed and LISTs went on after: no request fails.
+// (one minute, renewed after 40s) and LISTs and GETs in v1alpha1 through
+// the apiserver, while new TLS handshakes check what it serves, until the
+// certificate has changed and requests went on after: none fails.
 func testRotation(t *testing.T, kc string, dyn dynamic.Interface, w *webhook) {
 	if err := w.stop(10 * time.Second); err != nil {
 		t.Errorf("mvpctl webhook on SIGTERM: %v", err)
@@ -789,8 +789,17 @@ func testRotation(t *testing.T, kc string, dyn dynamic.Interface, w *webhook) {
 		t.Fatal(err)
 	}
 
-	var lists, listErrs atomic.Int64
+	// A LIST in v1alpha1 is served from that version's watch cache, whose
+	// objects were converted when they were written; a GET (no
+	// resourceVersion) reads etcd and calls the webhook. So each round
+	// LISTs, then GETs every item listed, in v1alpha1.
+	reviewsBefore := metricValue(t, w.Metrics, "mvpctl_webhook_review_objects_count{")
+	var rounds, gets, failures atomic.Int64
 	var firstErr atomic.Value
+	fail := func(err error) {
+		failures.Add(1)
+		firstErr.CompareAndSwap(nil, err)
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -798,15 +807,26 @@ func testRotation(t *testing.T, kc string, dyn dynamic.Interface, w *webhook) {
 			l, err := dyn.Resource(gvr("v1alpha1")).Namespace(namespace).List(ctx, metav1.ListOptions{})
 			switch {
 			case ctx.Err() != nil:
+				return
 			case err != nil:
-				listErrs.Add(1)
-				firstErr.CompareAndSwap(nil, err)
+				fail(err)
+				continue
 			case len(l.Items) < len(versions):
-				listErrs.Add(1)
-				firstErr.CompareAndSwap(nil, fmt.Errorf("LIST: %d items, want %d", len(l.Items), len(versions)))
-			default:
-				lists.Add(1)
+				fail(fmt.Errorf("LIST: %d items, want %d", len(l.Items), len(versions)))
+				continue
 			}
+			for _, item := range l.Items {
+				_, err := dyn.Resource(gvr("v1alpha1")).Namespace(namespace).Get(ctx, item.GetName(), metav1.GetOptions{})
+				switch {
+				case ctx.Err() != nil:
+					return
+				case err != nil:
+					fail(err)
+				default:
+					gets.Add(1)
+				}
+			}
+			rounds.Add(1)
 		}
 	})
 	defer func() {
@@ -815,7 +835,7 @@ func testRotation(t *testing.T, kc string, dyn dynamic.Interface, w *webhook) {
 	}()
 
 	handshakes, rotatedAt := 0, int64(-1)
-	eventually(t, 90*time.Second, "the serving certificate to be renewed, then 10 more LISTs", func() (bool, error) {
+	eventually(t, 90*time.Second, "the serving certificate to be renewed, then 10 more rounds", func() (bool, error) {
 		serial, err := w.servingSerial(t)
 		if err != nil {
 			t.Errorf("TLS handshake with the webhook, verified against its CA: %v", err)
@@ -823,17 +843,22 @@ func testRotation(t *testing.T, kc string, dyn dynamic.Interface, w *webhook) {
 		}
 		handshakes++
 		if serial != first && rotatedAt < 0 {
-			rotatedAt = lists.Load()
-			t.Logf("serving certificate renewed after %d LISTs", rotatedAt)
+			rotatedAt = rounds.Load()
+			t.Logf("serving certificate renewed after %d rounds of LIST and GETs", rotatedAt)
 		}
-		return rotatedAt >= 0 && lists.Load() >= rotatedAt+10, fmt.Errorf("%d LISTs, renewed: %v", lists.Load(), rotatedAt >= 0)
+		return rotatedAt >= 0 && rounds.Load() >= rotatedAt+10, fmt.Errorf("%d rounds, renewed: %v", rounds.Load(), rotatedAt >= 0)
 	})
 	cancel()
 	wg.Wait()
-	if n := listErrs.Load(); n > 0 {
-		t.Errorf("%d of %d LISTs failed during the rotation; first: %v", n, n+lists.Load(), firstErr.Load())
+	if n := failures.Load(); n > 0 {
+		t.Errorf("%d requests failed during the rotation; first: %v", n, firstErr.Load())
 	}
-	t.Logf("%d LISTs and %d new TLS handshakes across the rotation, none failed", lists.Load(), handshakes)
+	reviews := metricValue(t, w.Metrics, "mvpctl_webhook_review_objects_count{") - reviewsBefore
+	if reviews < float64(gets.Load()) {
+		t.Errorf("the webhook answered %.0f reviews for %d GETs that need conversion", reviews, gets.Load())
+	}
+	t.Logf("%d rounds (%d GETs converted by %.0f reviews) and %d new TLS handshakes across the rotation, none failed",
+		rounds.Load(), gets.Load(), reviews, handshakes)
 
 	// The CA did not change, so the caBundle the CRD holds still verifies.
 	out := mustKubectl(t, kc, "", "get", "crd", crdName, "-o", "jsonpath={.spec.conversion.webhook.clientConfig.caBundle}")
