@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -65,16 +66,34 @@ type CertDirOptions struct {
 // CertDir keeps a CA and the serving certificate it issues, renewing the
 // certificate before it expires. The TLS handshake takes the current one
 // ([CertDir.GetCertificate]), so a renewal fails no request.
+//
+// The CA is replaced in two renewals: once it has less than three serving
+// certificates' validity left, a next CA is made and joins the bundle
+// ([CertDir.CAPEM]) that clients trust; the renewal after that signs with
+// it. Clients thus trust a CA well before it signs what they see.
 type CertDir struct {
-	opts   CertDirOptions
-	log    *slog.Logger
-	ca     *x509.Certificate
-	caKey  crypto.Signer
-	caPEM  []byte
-	cur    atomic.Pointer[tls.Certificate]
-	mu     sync.Mutex // serializes renewals
-	notAft time.Time
+	opts    CertDirOptions
+	log     *slog.Logger
+	cur     atomic.Pointer[tls.Certificate]
+	changed chan struct{} // a token when the CA bundle changes
+
+	mu       sync.Mutex // serializes renewals; guards what follows
+	ca, next *authority // next is nil unless a rotation is under way
+	notAft   time.Time
 }
+
+// authority is a CA that signs serving certificates.
+type authority struct {
+	cert *x509.Certificate
+	key  crypto.Signer
+	pem  []byte
+}
+
+// The files of a CA that is to replace the current one.
+const (
+	nextCAFile = "ca-next.crt"
+	nextCAKey  = "ca-next.key"
+)
 
 // OpenCertDir loads or makes the CA and issues a fresh serving certificate.
 func OpenCertDir(opts CertDirOptions) (*CertDir, error) {
@@ -84,15 +103,25 @@ func OpenCertDir(opts CertDirOptions) (*CertDir, error) {
 	if opts.ServiceName == "" && len(opts.SANs) == 0 {
 		return nil, errors.New("the serving certificate needs a name: a service name or SANs")
 	}
-	d := &CertDir{opts: opts, log: opts.Logger}
+	d := &CertDir{opts: opts, log: opts.Logger, changed: make(chan struct{}, 1)}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := d.loadOrMakeCA(); err != nil {
+	var err error
+	if d.ca, err = d.loadCA(CAFile, CAKey); err != nil {
 		return nil, err
+	}
+	if d.next, err = d.loadCA(nextCAFile, nextCAKey); err != nil {
+		return nil, err
+	}
+	if d.ca == nil || time.Until(d.ca.cert.NotAfter) < d.opts.Validity {
+		if d.ca, err = d.makeCA(CAFile, CAKey, caValidityFactor*d.opts.Validity); err != nil {
+			return nil, err
+		}
+		d.next = nil
 	}
 	if err := d.Renew(); err != nil {
 		return nil, err
@@ -100,67 +129,108 @@ func OpenCertDir(opts CertDirOptions) (*CertDir, error) {
 	return d, nil
 }
 
-// loadOrMakeCA uses the directory's CA unless it is missing or expires
-// before a serving certificate would.
-func (d *CertDir) loadOrMakeCA() error {
-	caPath, keyPath := filepath.Join(d.opts.Dir, CAFile), filepath.Join(d.opts.Dir, CAKey)
-	certs, err := certutil.CertsFromFile(caPath)
-	if err == nil {
-		key, kerr := keyutil.PrivateKeyFromFile(keyPath)
-		signer, ok := key.(crypto.Signer)
-		if kerr != nil || !ok {
-			return fmt.Errorf("%s: %v", keyPath, kerr)
-		}
-		if time.Until(certs[0].NotAfter) > 2*d.opts.Validity {
-			d.ca, d.caKey, d.caPEM = certs[0], signer, pemCert(certs[0].Raw)
-			return nil
-		}
-		d.log.Info("the CA expires soon; making a new one", "file", caPath, "notAfter", certs[0].NotAfter)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%s: %w", caPath, err)
+// loadCA reads a CA of the directory; nil when there is none.
+func (d *CertDir) loadCA(certName, keyName string) (*authority, error) {
+	certPath, keyPath := filepath.Join(d.opts.Dir, certName), filepath.Join(d.opts.Dir, keyName)
+	certs, err := certutil.CertsFromFile(certPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
-	return d.makeCA(caPath, keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", certPath, err)
+	}
+	key, err := keyutil.PrivateKeyFromFile(keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", keyPath, err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("%s: not a signing key", keyPath)
+	}
+	return &authority{cert: certs[0], key: signer, pem: pemCert(certs[0].Raw)}, nil
 }
 
-func (d *CertDir) makeCA(caPath, keyPath string) error {
+// makeCA makes a CA valid for lifetime and writes it to the directory.
+func (d *CertDir) makeCA(certName, keyName string, lifetime time.Duration) (*authority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serialNumber(),
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", caCommonName, now.Unix())},
+		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", caCommonName, now.UnixNano())},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(caValidityFactor * d.opts.Validity),
+		NotAfter:              now.Add(lifetime),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ca, err := x509.ParseCertificate(der)
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	a := &authority{cert: cert, key: key, pem: pemCert(der)}
+	if err := d.writeCA(a, certName, keyName); err != nil {
+		return nil, err
+	}
+	d.log.Info("made a CA", "file", certName, "notAfter", cert.NotAfter)
+	return a, nil
+}
+
+// writeCA writes a CA's key, then its certificate.
+func (d *CertDir) writeCA(a *authority, certName, keyName string) error {
+	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(a.key)
 	if err != nil {
 		return err
 	}
-	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
-	if err != nil {
+	if err := writeFileAtomic(filepath.Join(d.opts.Dir, keyName), keyPEM, 0o600); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(keyPath, keyPEM, 0o600); err != nil {
-		return err
+	return writeFileAtomic(filepath.Join(d.opts.Dir, certName), a.pem, 0o644)
+}
+
+// rotateCA moves the CA rotation on by one step at a renewal: promote the
+// next CA made at an earlier renewal, or make one when the current CA
+// has less than three serving certificates' validity left.
+func (d *CertDir) rotateCA() error {
+	switch {
+	case d.next != nil:
+		if err := d.writeCA(d.next, CAFile, CAKey); err != nil {
+			return err
+		}
+		d.ca, d.next = d.next, nil
+		os.Remove(filepath.Join(d.opts.Dir, nextCAFile))
+		os.Remove(filepath.Join(d.opts.Dir, nextCAKey))
+		d.log.Info("the next CA now signs the serving certificate", "notAfter", d.ca.cert.NotAfter)
+	case time.Until(d.ca.cert.NotAfter) < 3*d.opts.Validity:
+		next, err := d.makeCA(nextCAFile, nextCAKey, caValidityFactor*d.opts.Validity)
+		if err != nil {
+			return err
+		}
+		d.next = next
+		d.log.Info("the CA expires soon: a next CA joins the bundle and signs from the next renewal on")
+	default:
+		return nil
 	}
-	d.ca, d.caKey, d.caPEM = ca, key, pemCert(der)
-	d.log.Info("made a CA", "file", caPath, "notAfter", ca.NotAfter)
-	return writeFileAtomic(caPath, d.caPEM, 0o644)
+	select {
+	case d.changed <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 // Renew issues a new serving certificate, writes it and makes it current.
 func (d *CertDir) Renew() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.rotateCA(); err != nil {
+		return err
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
@@ -175,7 +245,7 @@ func (d *CertDir) Renew() error {
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	tmpl.DNSNames, tmpl.IPAddresses = d.names()
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, d.ca, &key.PublicKey, d.caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, d.ca.cert, &key.PublicKey, d.ca.key)
 	if err != nil {
 		return err
 	}
@@ -183,7 +253,7 @@ func (d *CertDir) Renew() error {
 	if err != nil {
 		return err
 	}
-	certPEM := append(pemCert(der), d.caPEM...)
+	certPEM := append(pemCert(der), d.ca.pem...)
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return err
@@ -234,8 +304,20 @@ func (d *CertDir) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	return d.cur.Load(), nil
 }
 
-// CAPEM is the CA's certificate, PEM-encoded: what clients trust.
-func (d *CertDir) CAPEM() []byte { return d.caPEM }
+// CAPEM is the CA bundle clients trust, PEM-encoded: the CA and, during a
+// rotation, the next one.
+func (d *CertDir) CAPEM() []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := bytes.Clone(d.ca.pem)
+	if d.next != nil {
+		out = append(out, d.next.pem...)
+	}
+	return out
+}
+
+// Changed receives a token when the CA bundle changes.
+func (d *CertDir) Changed() <-chan struct{} { return d.changed }
 
 // Run renews the serving certificate at two thirds of its validity until
 // ctx ends; a failed renewal is tried again a minute later.

@@ -51,9 +51,13 @@ type ManageOptions struct {
 	// ServiceName and ServiceNamespace are the webhook's Service (port 443,
 	// path /convert).
 	ServiceName, ServiceNamespace string
-	// CABundle is the CA that verifies the webhook; Run sets it from the
-	// certificate directory or the serving certificate file's last one.
-	CABundle []byte
+	// CABundle returns the CAs that verify the webhook, read at every
+	// pass; Run sets it from the certificate directory or the serving
+	// certificate file's last certificate. Nil means the system's roots
+	// verify it (no caBundle is written).
+	CABundle func() []byte
+	// CAChanged receives a token when CABundle changes; nil means never.
+	CAChanged <-chan struct{}
 	// CRDs reads and updates CRDs; Run sets it from its Cluster.
 	CRDs apiextensionsclient.CustomResourceDefinitionInterface
 	// Events records why a CRD was wired or refused; nil means none.
@@ -98,6 +102,7 @@ func (m ManageOptions) run(ctx context.Context, rules *rulesource.Source, srv *S
 			return nil
 		case <-poke:
 		case <-tick.C:
+		case <-m.CAChanged:
 		}
 		if set := rules.Current(); set != nil {
 			mgr.reconcileAll(ctx, set.Converter)
@@ -120,12 +125,10 @@ func newManager(opts ManageOptions, srv *Server, log *slog.Logger) (*manager, er
 		}
 		serverName = u.Hostname()
 	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
-	if len(opts.CABundle) > 0 {
-		tlsConfig.RootCAs = x509.NewCertPool()
-		if !tlsConfig.RootCAs.AppendCertsFromPEM(opts.CABundle) {
-			return nil, errors.New("the CA bundle holds no certificate")
-		}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName,
+		// Verified in VerifyConnection, with the CA bundle of the moment.
+		InsecureSkipVerify: true,
+		VerifyConnection:   func(cs tls.ConnectionState) error { return verifyPeer(cs, serverName, opts.caBundle()) },
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	transport := &http.Transport{
@@ -137,6 +140,33 @@ func newManager(opts ManageOptions, srv *Server, log *slog.Logger) (*manager, er
 	return &manager{opts: opts, log: log, refused: map[string]string{},
 		client:  &http.Client{Transport: transport, Timeout: DefaultReviewTimeout},
 		testURL: "https://" + net.JoinHostPort(serverName, fmt.Sprint(addr.Port)) + "/convert"}, nil
+}
+
+func (m ManageOptions) caBundle() []byte {
+	if m.CABundle == nil {
+		return nil
+	}
+	return m.CABundle()
+}
+
+// verifyPeer verifies a server's certificate chain for name with the
+// roots of bundle (empty: the system's), as crypto/tls would.
+func verifyPeer(cs tls.ConnectionState, name string, bundle []byte) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errors.New("the webhook showed no certificate")
+	}
+	opts := x509.VerifyOptions{DNSName: name, Intermediates: x509.NewCertPool()}
+	if len(bundle) > 0 {
+		opts.Roots = x509.NewCertPool()
+		if !opts.Roots.AppendCertsFromPEM(bundle) {
+			return errors.New("the CA bundle holds no certificate")
+		}
+	}
+	for _, c := range cs.PeerCertificates[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	_, err := cs.PeerCertificates[0].Verify(opts)
+	return err
 }
 
 // reconcileAll checks every CRD the rules cover: resource.group of each
@@ -253,8 +283,8 @@ func (m *manager) conversion(cur *apiextensionsv1.CustomResourceConversion) *api
 	if cur != nil && cur.Webhook != nil && cur.Webhook.ClientConfig != nil {
 		old = cur.Webhook.ClientConfig.CABundle
 	}
-	if len(m.opts.CABundle) > 0 {
-		cc.CABundle = mergeCABundle(old, m.opts.CABundle, time.Now())
+	if ours := m.opts.caBundle(); len(ours) > 0 {
+		cc.CABundle = mergeCABundle(old, ours, time.Now())
 	}
 	return &apiextensionsv1.CustomResourceConversion{
 		Strategy: apiextensionsv1.WebhookConverter,

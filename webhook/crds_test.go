@@ -55,7 +55,7 @@ func TestManage_WiresCoveredCRDAndRefusesUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := startServer(t, ServeOptions{CertDir: d, Convert: NewHandler(HandlerOptions{Converter: func() *engine.Converter { return src.Current().Converter }})})
-	m := ManageOptions{ServiceName: "wh", ServiceNamespace: "sys", CABundle: d.CAPEM(), CRDs: crds, Events: events}
+	m := ManageOptions{ServiceName: "wh", ServiceNamespace: "sys", CABundle: d.CAPEM, CRDs: crds, Events: events}
 	done := make(chan error, 1)
 	go func() { done <- m.run(ctx, src, srv, testLogger(t)) }()
 

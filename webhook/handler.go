@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -56,7 +62,13 @@ type handler struct {
 	opts  HandlerOptions
 	log   *slog.Logger
 	slots chan struct{}
+	// conv is the active converter with bad round-trip annotations ignored.
+	conv     atomic.Pointer[convPair]
+	dataLogs *rate.Limiter
 }
+
+// convPair is a rule set's converter and the handler's variant of it.
+type convPair struct{ src, tolerant *engine.Converter }
 
 // NewHandler serves ConversionReviews (POST, JSON) at any path.
 func NewHandler(opts HandlerOptions) http.Handler {
@@ -76,7 +88,44 @@ func NewHandler(opts HandlerOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &handler{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrentReviews)}
+	return &handler{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrentReviews), dataLogs: rate.NewLimiter(1, 10)}
+}
+
+// converter is the active rules' converter, ignoring a bad round-trip
+// annotation (logged): anyone who may write an object may write one, and
+// it must cost that object its round trip, not make it unreadable in
+// other versions, nor fail a LIST around it (as in the proxy).
+func (h *handler) converter() *engine.Converter {
+	if h.opts.Converter == nil {
+		return nil
+	}
+	src := h.opts.Converter()
+	if src == nil {
+		return nil
+	}
+	if p := h.conv.Load(); p != nil && p.src == src {
+		return p.tolerant
+	}
+	o := src.Options()
+	o.InvalidConversionData = h.dataIgnored
+	p := &convPair{src: src, tolerant: src.WithOptions(o)}
+	h.conv.Store(p)
+	return p.tolerant
+}
+
+// maxReasonBytes bounds a logged reason: it may quote the annotation.
+const maxReasonBytes = 512
+
+func (h *handler) dataIgnored(bad *engine.ConversionDataError) {
+	if !h.dataLogs.Allow() {
+		return
+	}
+	reason := bad.Err.Error()
+	if len(reason) > maxReasonBytes {
+		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "..."
+	}
+	h.log.Warn("ignoring an object's round-trip annotation; it is converted as if it had none",
+		"kind", bad.GVK.Kind, "version", bad.GVK.Version, "namespace", bad.Namespace, "name", bad.Name, "reason", reason)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -100,7 +149,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).SetReadDeadline(deadline)
 	}
 	start := time.Now()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxRequestBytes))
+	body, err := readBody(w, r, h.opts.MaxRequestBytes)
 	if err != nil {
 		h.readError(w, err)
 		return
@@ -119,10 +168,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // review converts a decoded review and writes its response.
 func (h *handler) review(ctx context.Context, w http.ResponseWriter, rev *Review, start time.Time) {
-	var conv *engine.Converter
-	if h.opts.Converter != nil {
-		conv = h.opts.Converter()
-	}
+	conv := h.converter()
 	crd, from, to := reviewLabels(conv, rev)
 	var objs []any
 	err := error(&FailureError{Reason: ReasonNotReady, Index: -1, Err: errors.New("no rules are loaded yet")})
@@ -137,10 +183,12 @@ func (h *handler) review(ctx context.Context, w http.ResponseWriter, rev *Review
 		}
 		h.failed(reason, rev, err.Error())
 	}
-	data, encErr := encodeResponse(rev, objs, err)
+	enc := encoders.Get().(*engine.ObjectEncoder)
+	defer encoders.Put(enc)
+	data, encErr := encodeResponse(enc, rev, objs, err)
 	if encErr != nil {
 		h.failed(ReasonMalformed, rev, encErr.Error())
-		data, _ = encodeResponse(rev, nil, fmt.Errorf("encoding the response: %w", encErr))
+		data, _ = encodeResponse(enc, rev, nil, fmt.Errorf("encoding the response: %w", encErr))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(data)
@@ -175,9 +223,26 @@ func (h *handler) failed(reason Reason, rev *Review, msg string) {
 	h.log.Warn("conversion review failed", attrs...)
 }
 
-// encodeResponse is the review's response: the converted objects and
-// Success, or no objects and a Failure whose message is err's.
-func encodeResponse(rev *Review, objs []any, err error) ([]byte, error) {
+// encoders keep their buffers from one review to the next: a LIST's
+// response is megabytes.
+var encoders = sync.Pool{New: func() any { return engine.NewObjectEncoder() }}
+
+// readBody reads a body of at most max bytes, in one allocation when its
+// length is known.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, max)
+	if r.ContentLength <= 0 || r.ContentLength > max {
+		return io.ReadAll(body)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength+1))
+	_, err := buf.ReadFrom(body)
+	return buf.Bytes(), err
+}
+
+// encodeResponse is the review's response, valid until enc's next use: the
+// converted objects and Success, or no objects and a Failure whose
+// message is err's.
+func encodeResponse(enc *engine.ObjectEncoder, rev *Review, objs []any, err error) ([]byte, error) {
 	resp := map[string]any{"uid": rev.UID}
 	if err != nil {
 		resp["convertedObjects"] = []any{}
@@ -186,7 +251,7 @@ func encodeResponse(rev *Review, objs []any, err error) ([]byte, error) {
 		resp["convertedObjects"] = objs
 		resp["result"] = map[string]any{"status": metav1.StatusSuccess}
 	}
-	return engine.EncodeObject(map[string]any{"apiVersion": rev.APIVersion, "kind": reviewKind, "response": resp})
+	return enc.Encode(map[string]any{"apiVersion": rev.APIVersion, "kind": reviewKind, "response": resp})
 }
 
 // writeStatus answers a request that is no review with a metav1.Status.

@@ -399,3 +399,15 @@ func TestHandler_MetricsLabelsAreBounded(t *testing.T) {
 		t.Errorf("review_duration_seconds: %d series, want 2", n)
 	}
 }
+
+// A round-trip annotation is anyone's to write: a bad one costs that
+// object its round trip, never the review around it.
+func TestHandler_BadRoundTripAnnotationIsIgnored(t *testing.T) {
+	s := newTestHandler(t, loadConverter(t, widgetRules, engine.Options{}), HandlerOptions{})
+	bad := widget("v1", "bad")
+	bad["metadata"].(map[string]any)["annotations"] = map[string]any{"mvp.k8s.io/conversion-data": "{not json"}
+	code, rev, raw := s.post(t, reviewBody(t, reviewV1, "u", "example.com/v1alpha1", widget("v1", "a"), bad))
+	if code != http.StatusOK || rev.Response.Result.Status != metav1.StatusSuccess || len(rev.Response.ConvertedObjects) != 2 {
+		t.Fatalf("code %d: %s", code, raw)
+	}
+}

@@ -42,8 +42,6 @@ type Options struct {
 	ManageCRDs *ManageOptions
 	// Registry receives the metrics; nil means a new one.
 	Registry *prometheus.Registry
-	// Listening, when set, is called with the server once it listens.
-	Listening func(*Server)
 	// Logger receives the webhook's log; nil discards.
 	Logger *slog.Logger
 }
@@ -101,9 +99,6 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	log.Info("serving conversion", "address", srv.Addr().String())
-	if opts.Listening != nil {
-		opts.Listening(srv)
-	}
 	return runAll(ctx, srv, opts, metricsHandler, log)
 }
 
@@ -131,13 +126,16 @@ func manageOptions(m ManageOptions, cluster *rest.Config, serve ServeOptions) (*
 	switch {
 	case m.CABundle != nil:
 	case serve.CertDir != nil:
-		m.CABundle = serve.CertDir.CAPEM()
+		m.CABundle, m.CAChanged = serve.CertDir.CAPEM, serve.CertDir.Changed()
 	case serve.CertFile != "":
-		certs, err := certutil.CertsFromFile(serve.CertFile)
-		if err != nil {
-			return nil, err
+		file := serve.CertFile
+		m.CABundle = func() []byte {
+			certs, err := certutil.CertsFromFile(file)
+			if err != nil {
+				return nil
+			}
+			return pemCert(certs[len(certs)-1].Raw)
 		}
-		m.CABundle = pemCert(certs[len(certs)-1].Raw)
 	}
 	return &m, nil
 }

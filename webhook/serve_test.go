@@ -259,3 +259,56 @@ func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// TestCertDir_CARotation: a CA near its end is replaced in two renewals;
+// the serving certificate verifies with the bundle at every step, and
+// the next CA is in the bundle a renewal before it signs.
+func TestCertDir_CARotation(t *testing.T) {
+	const validity = time.Hour
+	dir := t.TempDir()
+	old := &CertDir{opts: CertDirOptions{Dir: dir, Validity: validity}, log: slog.New(slog.DiscardHandler)}
+	oldCA, err := old.makeCA(CAFile, CAKey, 5*validity/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenCertDir(CertDirOptions{Dir: dir, SANs: []string{"127.0.0.1"}, Validity: validity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := func() string {
+		leaf, err := x509.ParseCertificate(d.cur.Load().Certificate[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(d.CAPEM())
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "127.0.0.1"}); err != nil {
+			t.Fatalf("the serving certificate does not verify with the bundle: %v", err)
+		}
+		return leaf.Issuer.CommonName
+	}
+	certs, _ := certutil.ParseCertsPEM(d.CAPEM())
+	if len(certs) != 2 || signer() != oldCA.cert.Subject.CommonName {
+		t.Fatalf("after the first renewal: %d CAs in the bundle, signed by %s; want 2, the old CA", len(certs), signer())
+	}
+	select {
+	case <-d.Changed():
+	default:
+		t.Error("no change of the bundle signalled")
+	}
+	next := certs[1].Subject.CommonName
+	if err := d.Renew(); err != nil {
+		t.Fatal(err)
+	}
+	certs, _ = certutil.ParseCertsPEM(d.CAPEM())
+	if len(certs) != 1 || certs[0].Subject.CommonName != next || signer() != next {
+		t.Fatalf("after the second renewal: bundle of %d, signed by %s; want the next CA %s alone", len(certs), signer(), next)
+	}
+	onDisk, err := certutil.CertsFromFile(filepath.Join(dir, CAFile))
+	if err != nil || onDisk[0].Subject.CommonName != next {
+		t.Errorf("ca.crt is not the new CA: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, nextCAFile)); !os.IsNotExist(err) {
+		t.Errorf("%s is left: %v", nextCAFile, err)
+	}
+}
