@@ -860,13 +860,13 @@ func testRotation(t *testing.T, kc string, dyn dynamic.Interface, w *webhook) {
 	t.Logf("%d rounds (%d GETs converted by %.0f reviews) and %d new TLS handshakes across the rotation, none failed",
 		rounds.Load(), gets.Load(), reviews, handshakes)
 
-	// The CA did not change, so the caBundle the CRD holds still verifies.
+	// The CA that signs the serving certificate is in the CRD's caBundle.
 	out := mustKubectl(t, kc, "", "get", "crd", crdName, "-o", "jsonpath={.spec.conversion.webhook.clientConfig.caBundle}")
 	var ca []byte
 	if err := json.Unmarshal([]byte(`"`+out+`"`), &ca); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(ca, w.caPEM(t)) {
-		t.Errorf("after the rotation the CRD's caBundle is not the CA of --cert-dir")
+	if !bytes.Contains(ca, w.caPEM(t)) {
+		t.Errorf("after the rotation the CRD's caBundle does not hold the CA of --cert-dir")
 	}
 }
