@@ -290,7 +290,7 @@ func stripConverted(out, orig map[string]any) {
 // convert returns an object converted, or with what failed as it was (the
 // converter leaves what it fails on unchanged); orig is obj before.
 func (r *convertReport) convert(ctx context.Context, source string, orig, obj map[string]any) map[string]any {
-	out, err := r.plan.convert(ctx, r.conv, obj)
+	out, err := r.plan.Convert(ctx, r.conv, obj)
 	if err == nil {
 		return out
 	}
@@ -314,7 +314,7 @@ func (r *convertReport) convert(ctx context.Context, source string, orig, obj ma
 // that --allow-unconverted allows; it says whether the object failed.
 func (r *convertReport) report(source string, err error) bool {
 	var unconverted *engine.UnconvertedError
-	var noReplacement *noReplacementError
+	var noReplacement *engine.NoReplacementError
 	if r.opts.AllowUnconverted && (errors.As(err, &unconverted) || errors.As(err, &noReplacement)) {
 		if !r.opts.Quiet {
 			fmt.Fprintf(r.stderr, "warning: %s: %v; left unchanged\n", source, err)

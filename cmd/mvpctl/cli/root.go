@@ -109,6 +109,7 @@ func newRootCmd(name, display string) *cobra.Command {
 		newCompletionCmd(),
 		newRulesCmd(),
 		newScanCmd(),
+		newHelmCmd(),
 	)
 	if display != "mvpctl" {
 		renameExamples(root, display)
