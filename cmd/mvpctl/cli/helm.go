@@ -126,6 +126,13 @@ func runHelmRepair(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 	case opts.ProgramTimeout <= 0:
 		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
 	}
+	var release builtin.Release
+	if opts.KubernetesVersion != "" {
+		var err error
+		if release, err = builtin.ParseRelease(opts.KubernetesVersion); err != nil {
+			return usageErrorf("--kubernetes-version: %v", err)
+		}
+	}
 	cfg, err := clusterConfig(flags)
 	if err != nil {
 		return err
@@ -145,9 +152,10 @@ func runHelmRepair(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 	if err != nil {
 		return inputError(err)
 	}
-	release, err := repairTarget(cs, opts.KubernetesVersion)
-	if err != nil {
-		return err
+	if release.IsZero() {
+		if release, err = clusterRelease(cs); err != nil {
+			return err
+		}
 	}
 	conv, err := loadConverter(stdin, convertOptions{Rules: opts.Rules, Builtin: opts.Builtin},
 		engine.Options{Executor: engine.Native, Strict: true, KeepGoing: true, ProgramTimeout: opts.ProgramTimeout})
@@ -236,16 +244,9 @@ func runHelmRepair(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 	return nil
 }
 
-// repairTarget is the release to upgrade for: the flag's, or the
-// cluster's own version.
-func repairTarget(cs kubernetes.Interface, flag string) (builtin.Release, error) {
-	if flag != "" {
-		r, err := builtin.ParseRelease(flag)
-		if err != nil {
-			return r, usageErrorf("--kubernetes-version: %v", err)
-		}
-		return r, nil
-	}
+// clusterRelease is the cluster's Kubernetes release, what repair upgrades
+// for without --kubernetes-version (as helm-mapkubeapis asks the cluster).
+func clusterRelease(cs kubernetes.Interface) (builtin.Release, error) {
 	v, err := cs.Discovery().ServerVersion()
 	if err != nil {
 		return builtin.Release{}, clusterError(err)
