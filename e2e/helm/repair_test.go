@@ -161,6 +161,7 @@ func TestHelmRepair_UpgradeAndRollback(t *testing.T) {
 		!strings.Contains(out, "+apiVersion: batch/v1\n") || !strings.Contains(out, "nothing written") {
 		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errOut)
 	}
+	t.Logf("mvpctl helm repair shop (dry run):\n%s", out)
 	after, err := cs.CoreV1().Secrets("default").Get(ctx, "sh.helm.release.v1.shop.v1", metav1.GetOptions{})
 	if err != nil || after.ResourceVersion != before.ResourceVersion {
 		t.Fatalf("the dry run wrote: %v", err)
@@ -173,6 +174,7 @@ func TestHelmRepair_UpgradeAndRollback(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "revision 2 deployed") {
 		t.Fatalf("repair: exit %d\n%s\n%s", code, out, errOut)
 	}
+	t.Logf("mvpctl helm repair shop --apply:\n%s", out)
 	saved, err := os.ReadFile(filepath.Join(backup, "default", "sh.helm.release.v1.shop.v1.json"))
 	if err != nil || !bytes.Contains(saved, []byte(base64.StdEncoding.EncodeToString(before.Data["release"]))) || !bytes.Contains(saved, []byte(`"status": "deployed"`)) {
 		t.Errorf("backup: %v\n%s", err, saved)

@@ -58,7 +58,7 @@ func (o convertOptions) roundTrip() bool {
 func newConvertCmd() *cobra.Command {
 	var opts convertOptions
 	cmd := &cobra.Command{
-		Use:   "convert (-f FILE... | FILE...) (--output-version GROUP/VERSION | --kubernetes-version vX.Y) [--rules RULES]",
+		Use:   "convert -f FILE (--output-version GROUP/VERSION | --kubernetes-version vX.Y) [--rules RULES] [FILE...]",
 		Short: "Convert manifests between API versions with TransformationRules",
 		Long: `Convert manifests between API versions with TransformationRules, like
 kubectl convert, for built-in kinds and custom resources alike, or upgrade

@@ -45,7 +45,7 @@ var scanFormats = []string{"text", "json", "yaml", "sarif", "github", "markdown"
 func newScanCmd() *cobra.Command {
 	var opts scanOptions
 	cmd := &cobra.Command{
-		Use:   "scan (-f FILE|DIR|-|cluster:CONTEXT)... [FILE...]",
+		Use:   "scan -f FILE|DIR|-|cluster:CONTEXT... [FILE...]",
 		Short: "Find objects on API versions that a Kubernetes release deprecates or removes",
 		Long: fmt.Sprintf(`Find objects on deprecated or removed API versions in manifests (files,
 directories, standard input; multi-document YAML, JSON, kind: List) and in
