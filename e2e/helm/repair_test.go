@@ -194,8 +194,16 @@ func TestHelmRepair_UpgradeAndRollback(t *testing.T) {
 		!strings.Contains(got.Manifest, "number: 80") || strings.Contains(got.Manifest, "v1beta1") || got.Chart.Metadata.Version != "0.1.0" || got.Config["replicas"] != float64(2) {
 		t.Errorf("repaired release: v%d %s\n%s", got.Version, got.Info.Status, got.Manifest)
 	}
-	if h := history(t, secrets, "shop"); h != "1 superseded Install complete\n2 deployed Kubernetes deprecated API upgrade - DO NOT rollback from this version\n" {
+	repaired := "1 superseded Install complete\n2 deployed Kubernetes deprecated API upgrade - DO NOT rollback from this version\n"
+	if h := history(t, secrets, "shop"); h != repaired {
 		t.Errorf("history after the repair:\n%s", h)
+	}
+	// Helm 4 reads the same records, in both drivers.
+	for _, c := range []struct{ driver, name string }{{"secret", "shop"}, {"configmap", "blog"}} {
+		h, manifest := helm4History(t, cs, c.driver, c.name)
+		if h != repaired || !strings.Contains(manifest, "apiVersion: networking.k8s.io/v1\n") || strings.Contains(manifest, "v1beta1") {
+			t.Errorf("Helm 4, %s: history\n%s\nmanifest\n%s", c.name, h, manifest)
+		}
 	}
 
 	// The upgrade that failed now works, in both drivers; and rolling back
