@@ -179,9 +179,29 @@ func TestHelmRepair_UpgradeAndRollback(t *testing.T) {
 	if err != nil || !bytes.Contains(saved, []byte(base64.StdEncoding.EncodeToString(before.Data["release"]))) || !bytes.Contains(saved, []byte(`"status": "deployed"`)) {
 		t.Errorf("backup: %v\n%s", err, saved)
 	}
+	// A release with a PodSecurityPolicy, which has no replacement: nothing
+	// is written, until --remove-unconvertible drops it from the release.
+	legacy := renderInstalled(t, "legacy", "default", time.Now().Add(-time.Hour))
+	legacy.Manifest = "---\n# Source: legacy/templates/psp.yaml\napiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: legacy}\n" +
+		"spec: {seLinux: {rule: RunAsAny}, runAsUser: {rule: RunAsAny}, supplementalGroups: {rule: RunAsAny}, fsGroup: {rule: RunAsAny}}\n" + legacy.Manifest
+	if err := secrets.Releases.Create(legacy); err != nil {
+		t.Fatal(err)
+	}
 	out, errOut, code = run(t, kubeconfig, "helm", "repair", "--all-namespaces", "--apply")
-	if code != 0 || !strings.Contains(out, "default/blog: revision 1 superseded; revision 2 deployed") || strings.Contains(out, "default/shop") {
+	if code != 1 || !strings.Contains(errOut, "legacy/templates/psp.yaml: PodSecurityPolicy legacy") || !strings.Contains(errOut, "nothing written") {
+		t.Fatalf("repair -A with a PodSecurityPolicy: exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	if h := history(t, configMaps, "blog"); h != "1 deployed Install complete\n" {
+		t.Fatalf("a failed repair wrote blog:\n%s", h)
+	}
+	out, errOut, code = run(t, kubeconfig, "helm", "repair", "--all-namespaces", "--apply", "--remove-unconvertible")
+	if code != 0 || !strings.Contains(out, "default/blog: revision 1 superseded; revision 2 deployed") || strings.Contains(out, "default/shop") ||
+		!strings.Contains(out, "PodSecurityPolicy legacy (policy/v1beta1): removed from the release") || !strings.Contains(out, "default/legacy: revision 1 superseded; revision 2 deployed") {
 		t.Fatalf("repair -A: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	if got, err := action.NewGet(secrets).Run("legacy"); err != nil || strings.Contains(got.Manifest, "PodSecurityPolicy") || !strings.Contains(got.Manifest, "apiVersion: batch/v1\n") {
+		t.Errorf("legacy after --remove-unconvertible: %v", err)
 	}
 
 	// Helm reads the repaired revision: its manifest converted field by

@@ -104,6 +104,10 @@ an unreachable cluster or a release that does not exist.`,
 	return cmd
 }
 
+// maxPlanned bounds the manifests held at once: every release is
+// converted before any is written.
+const maxPlanned = 512 << 20
+
 // helmRepair is one release's repair, planned before anything is written.
 type helmRepair struct {
 	stored *helmrelease.Stored
@@ -174,10 +178,15 @@ func runHelmRepair(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 
 	// Plan every release first: nothing is written if any fails.
 	var repairs []helmRepair
-	failed, unchanged := 0, 0
+	failed, unchanged, planned := 0, 0, 0
 	for _, rel := range releases {
 		if rel.Deployed == 0 {
-			fmt.Fprintf(stderr, "warning: %s: no deployed revision (last: %d, %s); skipped\n", rel, rel.Last, rel.LastStatus)
+			if name != "" {
+				fmt.Fprintf(stderr, "error: %s: no deployed revision (the last, %d, is %s): helm upgrade does not read its manifest\n", rel, rel.Last, rel.LastStatus)
+				failed++
+				continue
+			}
+			fmt.Fprintf(stderr, "warning: %s: no deployed revision (the last, %d, is %s); skipped\n", rel, rel.Last, rel.LastStatus)
 			continue
 		}
 		st, err := store.Get(ctx, rel)
@@ -185,6 +194,9 @@ func runHelmRepair(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 			fmt.Fprintf(stderr, "error: %s: %v\n", rel, err)
 			failed++
 			continue
+		}
+		if planned += len(st.Record.Manifest()); planned > maxPlanned {
+			return failure(fmt.Errorf("the releases to repair hold more than %d MiB of manifests: repair them a namespace or a release at a time", maxPlanned>>20))
 		}
 		c, err := helmrelease.Convert(ctx, st.Record, copts)
 		if err != nil {
