@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/mvpctl/mvpctl/e2e/framework"
 )
 
 func root(t *testing.T) string {
@@ -55,7 +53,7 @@ func runStep(t *testing.T, workspace string, env ...string) step {
 	defer cancel()
 	outFile := filepath.Join(t.TempDir(), "github_output")
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root(t), "deploy/github-action/run.sh"))
-	cmd.Env = append(os.Environ(), "GITHUB_ACTION_PATH="+root(t), "GITHUB_WORKSPACE="+workspace, "GITHUB_OUTPUT="+outFile, "RUNNER_TEMP="+t.TempDir())
+	cmd.Env = append(os.Environ(), "GITHUB_ACTION_PATH="+root(t), "GITHUB_WORKSPACE="+workspace, "GITHUB_OUTPUT="+outFile)
 	cmd.Env = append(cmd.Env, env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -153,10 +151,12 @@ func readSARIF(t *testing.T, path string) sarif {
 	return s
 }
 
-func TestAction_ScanBuildsAndReports(t *testing.T) {
+// TestAction_Step runs the step as a runner would: first building mvpctl
+// from the action's checkout, then with that binary as MVPCTL_BIN.
+func TestAction_Step(t *testing.T) {
 	ws := workspace(t, map[string]string{"manifests/shop.yaml": ingress, "manifests/values.yaml": "replicas: 2\n"})
-	// Built from the action's checkout, as on a runner.
-	s := runStep(t, ws, "INPUT_COMMAND=scan", "INPUT_ARGS=-R -f manifests --kubernetes-version v1.36", "INPUT_SARIF_FILE=reports/scan.sarif", "MVPCTL_VERSION=v9.9.9-action")
+	runnerTemp := t.TempDir()
+	s := runStep(t, ws, "RUNNER_TEMP="+runnerTemp, "INPUT_COMMAND=scan", "INPUT_ARGS=-R -f manifests --kubernetes-version v1.36", "INPUT_SARIF_FILE=reports/scan.sarif", "MVPCTL_VERSION=v9.9.9-action")
 	if s.code != 0 || s.outputs["exit-code"] != "1" || s.outputs["findings"] != "1" || s.outputs["sarif-file"] != "reports/scan.sarif" {
 		t.Fatalf("exit %d, outputs %v\n%s", s.code, s.outputs, s.stdout)
 	}
@@ -172,11 +172,9 @@ func TestAction_ScanBuildsAndReports(t *testing.T) {
 		res[0].Locations[0].PhysicalLocation.ArtifactLocation.URI != "manifests/shop.yaml" || res[0].Locations[0].PhysicalLocation.Region.StartLine != 6 {
 		t.Errorf("results %+v", res)
 	}
-}
 
-func TestAction_LintAndErrors(t *testing.T) {
-	bin := "MVPCTL_BIN=" + framework.Mvpctl(t)
-	ws := workspace(t, map[string]string{"rules/widgets.yaml": `apiVersion: mvp.k8s.io/v1
+	bin := "MVPCTL_BIN=" + filepath.Join(runnerTemp, "mvpctl-action", "mvpctl")
+	ws = workspace(t, map[string]string{"rules/widgets.yaml": `apiVersion: mvp.k8s.io/v1
 kind: TransformationRules
 metadata: {name: widgets}
 spec:
@@ -184,7 +182,7 @@ spec:
   - {apiGroup: example.com, resource: widgets, fromVersion: v1alpha1, toVersion: v1,
      transformations: [{path: spec.size, action: rename, targetPath: spec.replicas}]}
 `})
-	s := runStep(t, ws, bin, "INPUT_COMMAND=lint", "INPUT_ARGS=rules/")
+	s = runStep(t, ws, bin, "INPUT_COMMAND=lint", "INPUT_ARGS=rules/")
 	if s.code != 0 || s.outputs["exit-code"] != "0" || s.outputs["findings"] != "0" || s.outputs["sarif-file"] != "mvpctl.sarif" {
 		t.Fatalf("lint: exit %d, outputs %v\n%s", s.code, s.outputs, s.stdout)
 	}
