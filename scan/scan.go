@@ -79,6 +79,9 @@ type Finding struct {
 	// Note says what to use instead when no kind replaces this one
 	// (ThirdPartyResource: a CustomResourceDefinition).
 	Note string `json:"note,omitempty"`
+	// NeedsDecision are the fields whose value the replacement refuses and
+	// only the user can choose (a webhook's sideEffects), with the choices.
+	NeedsDecision []Undecided `json:"needsDecision,omitempty"`
 	// Convertible says whether the built-in rules of mvpctl convert the
 	// object to a version the target release serves (mvpctl convert, mvpctl
 	// proxy).
@@ -129,6 +132,9 @@ func (f Finding) Message(target builtin.Release) string {
 	}
 	if f.Convertible {
 		b.WriteString(" (mvpctl convert converts it)")
+	}
+	for _, u := range f.NeedsDecision {
+		fmt.Fprintf(&b, "; %s", u)
 	}
 	return b.String()
 }
