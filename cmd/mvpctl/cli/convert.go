@@ -85,6 +85,18 @@ has to change but that no rule converts (or whose removed version has no
 replacement, such as PodSecurityPolicy) is a failure, unless
 --allow-unconverted writes it unchanged with a warning.
 
+With --kubernetes-version, converted objects are also made valid for the
+target's validation where v1 refuses what v1beta1 allowed and the change is
+mechanical and loses nothing, with a warning per object and change: a CRD
+version without a schema gets {type: object,
+x-kubernetes-preserve-unknown-fields: true}; preserveUnknownFields: true
+becomes false with x-kubernetes-preserve-unknown-fields on every object of
+the schema; a schema object with properties but no type gets type object;
+a webhook without admissionReviewVersions gets [v1beta1], v1beta1's default.
+What needs a decision fails the object with the field and the choices: a
+webhook's sideEffects Unknown or Some (v1beta1's default was Unknown),
+which --set-webhook-side-effects decides (docs/convert.md).
+
 Output is written only when every object converted; --continue-on-error
 writes every object, converted or unchanged, and names each failure on
 standard error. Either way the exit status is 1 when an object failed.
