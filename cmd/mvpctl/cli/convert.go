@@ -16,6 +16,7 @@ import (
 	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/rules"
 	"github.com/mvpctl/mvpctl/rules/builtin"
+	"github.com/mvpctl/mvpctl/scan"
 )
 
 type convertOptions struct {
@@ -28,14 +29,17 @@ type convertOptions struct {
 	// objects on versions it removes go to their replacements. Empty: use
 	// OutputVersion.
 	KubernetesVersion string
-	IncludeDeprecated bool          // with KubernetesVersion, also convert versions it deprecates
-	Output            string        // yaml, json, name or a template (jsonpath=...)
-	ContinueOnError   bool          // write every object even if some failed
-	AllowUnconverted  bool          // objects no rule converts are a warning, not a failure
-	Quiet             bool          // no per-object warnings
-	Engine            string        // native or jq
-	ProgramTimeout    time.Duration // longest run of one rule's program on one object
-	InPlace           bool          // rewrite the input files instead of writing to standard output
+	IncludeDeprecated bool // with KubernetesVersion, also convert versions it deprecates
+	// WebhookSideEffects decides, with KubernetesVersion, the sideEffects of
+	// converted webhooks that v1 does not allow; empty: report them.
+	WebhookSideEffects string
+	Output             string        // yaml, json, name or a template (jsonpath=...)
+	ContinueOnError    bool          // write every object even if some failed
+	AllowUnconverted   bool          // objects no rule converts are a warning, not a failure
+	Quiet              bool          // no per-object warnings
+	Engine             string        // native or jq
+	ProgramTimeout     time.Duration // longest run of one rule's program on one object
+	InPlace            bool          // rewrite the input files instead of writing to standard output
 	// FollowSymlinks lets InPlace rewrite the target of a symbolic link
 	// that lies in the tree given; false refuses every link.
 	FollowSymlinks bool
@@ -83,6 +87,18 @@ comes out byte for byte as it went in, comments included. An object that
 has to change but that no rule converts (or whose removed version has no
 replacement, such as PodSecurityPolicy) is a failure, unless
 --allow-unconverted writes it unchanged with a warning.
+
+With --kubernetes-version, converted objects are also made valid for the
+target's validation where v1 refuses what v1beta1 allowed and the change is
+mechanical and loses nothing, with a warning per object and change: a CRD
+version without a schema gets {type: object,
+x-kubernetes-preserve-unknown-fields: true}; preserveUnknownFields: true
+becomes false with x-kubernetes-preserve-unknown-fields on every object of
+the schema; a schema object with properties but no type gets type object;
+a webhook without admissionReviewVersions gets [v1beta1], v1beta1's default.
+What needs a decision fails the object with the field and the choices: a
+webhook's sideEffects Unknown or Some (v1beta1's default was Unknown),
+which --set-webhook-side-effects decides (docs/convert.md).
 
 Output is written only when every object converted; --continue-on-error
 writes every object, converted or unchanged, and names each failure on
@@ -145,6 +161,7 @@ the files it checks that way).`,
 	f.StringVar(&opts.OutputVersion, "output-version", "", "group/version to convert to, e.g. networking.k8s.io/v1 or v1")
 	f.StringVar(&opts.KubernetesVersion, "kubernetes-version", "", fmt.Sprintf("convert every object on an API version this Kubernetes release (vMAJOR.MINOR, up to %s) no longer serves to its replacement, instead of --output-version", builtin.Newest))
 	f.BoolVar(&opts.IncludeDeprecated, "include-deprecated", false, "with --kubernetes-version, also convert objects on versions that release deprecates")
+	f.StringVar(&opts.WebhookSideEffects, strings.TrimPrefix(scan.SideEffectsFlag, "--"), "", "with --kubernetes-version, the sideEffects ("+strings.Join(scan.SideEffectsChoices, " or ")+") of converted admission webhooks whose v1beta1 value (Unknown, Some or unset) v1 does not allow; unset, such objects fail and are reported")
 	f.StringVarP(&opts.Output, "output", "o", "yaml", "output format: "+outputFormatsHelp)
 	f.BoolVar(&opts.ContinueOnError, "continue-on-error", false, "write every object, converted or unchanged, even when some failed (the exit status stays 1)")
 	f.BoolVar(&opts.AllowUnconverted, "allow-unconverted", false, "write objects that have to change but that no rule converts (or that have no replacement) unchanged, with a warning, instead of failing")
@@ -243,6 +260,10 @@ func checkConvertInputs(opts convertOptions) error {
 		return usageErrorf("--in-place writes each file in its own syntax: leave out -o")
 	case opts.ProgramTimeout <= 0:
 		return usageErrorf("--program-timeout %s: want a positive duration", opts.ProgramTimeout)
+	case opts.WebhookSideEffects != "" && !slices.Contains(scan.SideEffectsChoices, opts.WebhookSideEffects):
+		return usageErrorf("%s %q: want %s", scan.SideEffectsFlag, opts.WebhookSideEffects, strings.Join(scan.SideEffectsChoices, " or "))
+	case opts.WebhookSideEffects != "" && opts.KubernetesVersion == "":
+		return usageErrorf("%s applies with --kubernetes-version", scan.SideEffectsFlag)
 	}
 	return nil
 }
@@ -317,6 +338,9 @@ func stripConverted(out, orig map[string]any) {
 // converter leaves what it fails on unchanged); orig is obj before.
 func (r *convertReport) convert(ctx context.Context, source string, orig, obj map[string]any) map[string]any {
 	out, err := r.plan.Convert(ctx, r.conv, obj)
+	if err == nil && r.opts.KubernetesVersion != "" {
+		err = r.meetTarget(source, out, orig)
+	}
 	if err == nil {
 		return out
 	}
@@ -334,6 +358,58 @@ func (r *convertReport) convert(ctx context.Context, source string, orig, obj ma
 		r.failed++
 	}
 	return out
+}
+
+// meetTarget makes out, the conversion of orig for --kubernetes-version,
+// valid for the target's validation where that is mechanical or decided by
+// a flag (scan.MeetTarget), with a warning per fix; fields that need a
+// decision fail the object. The items of a List are checked one by one.
+func (r *convertReport) meetTarget(source string, out, orig map[string]any) error {
+	if items, ok := out["items"].([]any); ok {
+		origItems, _ := orig["items"].([]any)
+		var errs []error
+		for i, it := range items {
+			m, ok := it.(map[string]any)
+			var o map[string]any
+			if i < len(origItems) {
+				o, _ = origItems[i].(map[string]any)
+			}
+			if ok && o != nil && !reflect.DeepEqual(m, o) {
+				if err := r.meetTarget(fmt.Sprintf("%s: items[%d]", source, i), m, o); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		return errors.Join(errs...)
+	}
+	if reflect.DeepEqual(out, orig) {
+		return nil // not converted: as the user wrote it
+	}
+	fixes, undecided := scan.MeetTarget(out, orig, scan.Decisions{WebhookSideEffects: r.opts.WebhookSideEffects})
+	what := fmt.Sprintf("%v %v", out["kind"], objectName(out))
+	if len(undecided) == 0 {
+		for _, f := range fixes {
+			if !r.opts.Quiet {
+				fmt.Fprintf(r.stderr, "warning: %s: %s: %s\n", source, what, f)
+			}
+		}
+		return nil
+	}
+	msgs := make([]string, len(undecided))
+	for i, u := range undecided {
+		msgs[i] = u.String()
+	}
+	return fmt.Errorf("%s: Kubernetes %s refuses %s", what, r.opts.KubernetesVersion, strings.Join(msgs, "; "))
+}
+
+// objectName is namespace/name, or name.
+func objectName(obj map[string]any) string {
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	if ns, _ := meta["namespace"].(string); ns != "" {
+		return ns + "/" + name
+	}
+	return name
 }
 
 // report prints one object's error, or a warning for an unconverted object

@@ -223,6 +223,7 @@ func writeScanTable(w io.Writer, res *scan.Result, markdown bool) error {
 	if markdown && len(rows) > 0 {
 		b.WriteByte('\n')
 	}
+	writeScanDecisions(&b, res)
 	fmt.Fprintf(&b, "%d removed and %d deprecated in Kubernetes %s, in %d documents of %d files\n",
 		res.Count(scan.Removed), res.Count(scan.Deprecated), res.Target, res.Documents, res.Files)
 	_, err := io.WriteString(w, b.String())
@@ -245,5 +246,15 @@ func writeMarkdownTable(b *strings.Builder, header []string, rows [][]string) {
 	line(sep)
 	for _, r := range rows {
 		line(r)
+	}
+}
+
+// writeScanDecisions prints, one line each, the fields that converting an
+// object needs the user to decide (a webhook's sideEffects).
+func writeScanDecisions(b *strings.Builder, res *scan.Result) {
+	for _, f := range res.Findings {
+		for _, u := range f.NeedsDecision {
+			fmt.Fprintf(b, "%s: %s %s: %s\n", f.Location, f.Kind, f.Object(), u)
+		}
 	}
 }
