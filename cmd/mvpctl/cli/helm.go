@@ -64,9 +64,11 @@ Without --apply it prints what would change, as a diff of each manifest.
 With --apply it writes as helm-mapkubeapis does, in the release's storage
 (Secrets, or ConfigMaps for releases stored there): the deployed revision
 becomes superseded, and a new revision holds the converted manifest,
-deployed, described "` + helmrelease.Description + `". Both are encoded and labelled as Helm 3 and
-Helm 4 write them. --backup-dir saves each deployed record (the Secret or
-ConfigMap) before it is replaced.
+deployed, with the description
+  ` + helmrelease.Description + `
+Both are encoded and labelled as Helm 3 and Helm 4 write them.
+--backup-dir saves each deployed record (the Secret or ConfigMap) before
+it is replaced.
 
 Nothing is written if any object fails to convert, unless
 --continue-on-error writes each release with the objects that did convert.
