@@ -65,6 +65,9 @@ type handler struct {
 	// conv is the active converter with bad round-trip annotations ignored.
 	conv     atomic.Pointer[convPair]
 	dataLogs *rate.Limiter
+	// failLogs bounds the lines about failed reviews: a client sending
+	// bad ones must not flood the log (the counter counts them all).
+	failLogs *rate.Limiter
 }
 
 // convPair is a rule set's converter and the handler's variant of it.
@@ -88,7 +91,7 @@ func NewHandler(opts HandlerOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &handler{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrentReviews), dataLogs: rate.NewLimiter(1, 10)}
+	return &handler{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrentReviews), dataLogs: rate.NewLimiter(1, 10), failLogs: rate.NewLimiter(5, 50)}
 }
 
 // converter is the active rules' converter, ignoring a bad round-trip
@@ -215,6 +218,12 @@ func (h *handler) readError(w http.ResponseWriter, err error) {
 func (h *handler) failed(reason Reason, rev *Review, msg string) {
 	if h.opts.Metrics != nil {
 		h.opts.Metrics.failures.WithLabelValues(string(reason)).Inc()
+	}
+	if !h.failLogs.Allow() {
+		return
+	}
+	if len(msg) > 4*maxReasonBytes {
+		msg = strings.ToValidUTF8(msg[:4*maxReasonBytes], "") + "..."
 	}
 	attrs := []any{"reason", string(reason), "error", msg}
 	if rev != nil {
