@@ -123,10 +123,7 @@ func (h *handler) dataIgnored(bad *engine.ConversionDataError) {
 	if !h.dataLogs.Allow() {
 		return
 	}
-	reason := bad.Err.Error()
-	if len(reason) > maxReasonBytes {
-		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "..."
-	}
+	reason := truncate(bad.Err.Error(), maxReasonBytes)
 	h.log.Warn("ignoring an object's round-trip annotation; it is converted as if it had none",
 		"kind", bad.GVK.Kind, "version", bad.GVK.Version, "namespace", bad.Namespace, "name", bad.Name, "reason", reason)
 }
@@ -222,9 +219,7 @@ func (h *handler) failed(reason Reason, rev *Review, msg string) {
 	if !h.failLogs.Allow() {
 		return
 	}
-	if len(msg) > 4*maxReasonBytes {
-		msg = strings.ToValidUTF8(msg[:4*maxReasonBytes], "") + "..."
-	}
+	msg = truncate(msg, maxMessageBytes)
 	attrs := []any{"reason", string(reason), "error", msg}
 	if rev != nil {
 		attrs = append(attrs, "uid", rev.UID, "desiredAPIVersion", rev.Desired.String(), "objects", len(rev.Objects))
@@ -255,12 +250,23 @@ func encodeResponse(enc *engine.ObjectEncoder, rev *Review, objs []any, err erro
 	resp := map[string]any{"uid": rev.UID}
 	if err != nil {
 		resp["convertedObjects"] = []any{}
-		resp["result"] = map[string]any{"status": metav1.StatusFailure, "message": err.Error()}
+		resp["result"] = map[string]any{"status": metav1.StatusFailure, "message": truncate(err.Error(), maxMessageBytes)}
 	} else {
 		resp["convertedObjects"] = objs
 		resp["result"] = map[string]any{"status": metav1.StatusSuccess}
 	}
 	return enc.Encode(map[string]any{"apiVersion": rev.APIVersion, "kind": reviewKind, "response": resp})
+}
+
+// maxMessageBytes bounds a Failure's message, which may quote values of
+// the objects and goes back to the apiserver's client.
+const maxMessageBytes = 4 << 10
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
 }
 
 // writeStatus answers a request that is no review with a metav1.Status.
