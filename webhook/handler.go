@@ -155,7 +155,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rev, err := DecodeReview(body)
-	body = nil
 	if err != nil {
 		var re *RequestError
 		errors.As(err, &re)
