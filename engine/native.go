@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/itchyny/gojq"
 	"github.com/mvpctl/mvpctl/rules"
 )
 
@@ -31,8 +30,8 @@ func runNative(ctx context.Context, p *rules.Program, obj map[string]any, data m
 			return nil, err
 		}
 		op := &p.Ops[i]
-		if op.WhenCode != nil {
-			ok, err := evalWhen(ctx, op.WhenCode, st.obj)
+		if op.WhenJQ != nil {
+			ok, err := evalWhen(ctx, op.WhenJQ, st.obj)
 			if err != nil {
 				return nil, &StepError{Op: op, Err: err}
 			}
@@ -502,7 +501,7 @@ func (st *nativeState) move(op *rules.Op) error {
 
 func (st *nativeState) object(ctx context.Context, op *rules.Op) error {
 	x := st.obj
-	fx, err := runOne(ctx, op.F.Code, x)
+	fx, err := runOne(ctx, op.F.JQ, x)
 	if err != nil {
 		return &StepError{Op: op, Err: err}
 	}
@@ -516,7 +515,7 @@ func (st *nativeState) object(ctx context.Context, op *rules.Op) error {
 		if err != nil {
 			return &StepError{Op: op, Err: err}
 		}
-		rc, err := runOne(ctx, op.R.Code, cand)
+		rc, err := runOne(ctx, op.R.JQ, cand)
 		if err != nil {
 			return &StepError{Op: op, Err: err}
 		}
@@ -524,7 +523,7 @@ func (st *nativeState) object(ctx context.Context, op *rules.Op) error {
 			y = cand
 		}
 	}
-	back, err := runOne(ctx, op.R.Code, y)
+	back, err := runOne(ctx, op.R.JQ, y)
 	if err != nil {
 		return &StepError{Op: op, Err: err}
 	}
@@ -650,14 +649,18 @@ func applyFn(ctx context.Context, f rules.Fn, x maybe) (maybe, error) {
 		v, err := rules.ConvertValue(x.v, f.Type)
 		return maybe{v: v, present: true}, err
 	case rules.FnJQ:
-		v, err := runOne(ctx, f.Code, x.v)
+		v, err := runOne(ctx, f.JQ, x.v)
 		return maybe{v: v, present: true}, err
 	}
 	return maybe{}, fmt.Errorf("unknown value function %d", f.Kind)
 }
 
 // runOne runs a user expression that must give exactly one result.
-func runOne(ctx context.Context, code *gojq.Code, v any) (any, error) {
+func runOne(ctx context.Context, expr *rules.Snippet, v any) (any, error) {
+	code, err := expr.Code()
+	if err != nil {
+		return nil, err
+	}
 	iter := code.RunWithContext(ctx, v)
 	var out []any
 	for {
@@ -682,7 +685,11 @@ func runOne(ctx context.Context, code *gojq.Code, v any) (any, error) {
 }
 
 // evalWhen is mvp_when: the first result of the condition, false if none.
-func evalWhen(ctx context.Context, code *gojq.Code, obj map[string]any) (bool, error) {
+func evalWhen(ctx context.Context, cond *rules.Snippet, obj map[string]any) (bool, error) {
+	code, err := cond.Code()
+	if err != nil {
+		return false, err
+	}
 	r, ok := code.RunWithContext(ctx, obj).Next()
 	if !ok {
 		return false, nil

@@ -53,11 +53,10 @@ const (
 // Fn is one direction of a value transformation.
 type Fn struct {
 	Kind  FnKind
-	Value any        // FnConst, FnDefault
-	Pairs [][2]any   // FnMap: from → to
-	Type  ValueType  // FnConvert
-	Expr  string     // FnJQ
-	Code  *gojq.Code // FnJQ, compiled Expr
+	Value any       // FnConst, FnDefault
+	Pairs [][2]any  // FnMap: from → to
+	Type  ValueType // FnConvert
+	JQ    *Snippet  // FnJQ
 }
 
 // OpKind is the kind of one compiled step.
@@ -89,9 +88,9 @@ type Op struct {
 	// F is what the step does in this direction; R is the other direction's
 	// function, used to decide what must be kept for the way back.
 	F, R Fn
-	// When is the condition source; WhenCode its compiled form.
-	When     string
-	WhenCode *gojq.Code
+	// When is the condition source; WhenJQ compiles it.
+	When   string
+	WhenJQ *Snippet
 	// Describe is a one-line summary for comments and errors.
 	Describe string
 }
@@ -106,20 +105,28 @@ type Program struct {
 	From, To schema.GroupVersion
 	// RuleID keys the rule's round-trip data.
 	RuleID string
-	Source string
 	Ops    []Op
 	// Limit bounds the conversion-data annotation in bytes.
 	Limit int
 
-	once    sync.Once
-	code    *gojq.Code
-	codeErr error
+	renderOnce sync.Once
+	source     string
+	once       sync.Once
+	code       *gojq.Code
+	codeErr    error
+}
+
+// Source returns the jq program, rendered on first use: the native executor
+// runs Ops and never needs it.
+func (p *Program) Source() string {
+	p.renderOnce.Do(func() { p.source = p.render() })
+	return p.source
 }
 
 // Code returns the compiled jq program, compiling it on first use when the
 // rules were compiled with CompileOptions.Lazy.
 func (p *Program) Code() (*gojq.Code, error) {
-	p.once.Do(func() { p.code, p.codeErr = compileProgram(p.Source, p.Direction) })
+	p.once.Do(func() { p.code, p.codeErr = compileProgram(p.Source(), p.Direction) })
 	return p.code, p.codeErr
 }
 
@@ -233,9 +240,7 @@ func lowerTransformation(t *Transformation, i int) ([]Op, error) {
 		}
 	}
 	if t.When != "" {
-		if op.WhenCode, err = compileSnippet(t.When); err != nil {
-			return nil, fmt.Errorf("when: %w", err)
-		}
+		op.WhenJQ = NewSnippet(t.When)
 	}
 	identity := Fn{Kind: FnIdentity}
 	absent := Fn{Kind: FnAbsent}
@@ -249,7 +254,7 @@ func lowerTransformation(t *Transformation, i int) ([]Op, error) {
 		if t.Type == "" {
 			return []Op{op}, nil
 		}
-		conv := Op{Kind: OpValue, Key: key + "t", Index: i, Path: op.Target, When: t.When, WhenCode: op.WhenCode,
+		conv := Op{Kind: OpValue, Key: key + "t", Index: i, Path: op.Target, When: t.When, WhenJQ: op.WhenJQ,
 			F: Fn{Kind: FnConvert, Type: t.Type}, R: identity, Describe: fmt.Sprintf("convert %s, renamed from %s, to %s", t.TargetPath, t.Path, t.Type)}
 		return []Op{op, conv}, nil
 	case ActionModify:
@@ -279,15 +284,7 @@ func lowerTransformation(t *Transformation, i int) ([]Op, error) {
 			op.R = Fn{Kind: FnConvert, Type: t.FromType}
 		}
 	case ActionJQ:
-		f, err := jqFn(t.Forward)
-		if err != nil {
-			return nil, fmt.Errorf("forward: %w", err)
-		}
-		r, err := jqFn(t.Reverse)
-		if err != nil {
-			return nil, fmt.Errorf("reverse: %w", err)
-		}
-		op.F, op.R = f, r
+		op.F, op.R = jqFn(t.Forward), jqFn(t.Reverse)
 		if t.Path == "" {
 			op.Kind = OpObject
 		}
@@ -297,22 +294,7 @@ func lowerTransformation(t *Transformation, i int) ([]Op, error) {
 	return []Op{op}, nil
 }
 
-func jqFn(src string) (Fn, error) {
-	code, err := compileSnippet(src)
-	if err != nil {
-		return Fn{}, err
-	}
-	return Fn{Kind: FnJQ, Expr: src, Code: code}, nil
-}
-
-// compileSnippet compiles a user expression on its own, for the native executor.
-func compileSnippet(src string) (*gojq.Code, error) {
-	q, err := gojq.Parse(src)
-	if err != nil {
-		return nil, err
-	}
-	return gojq.Compile(q)
-}
+func jqFn(src string) Fn { return Fn{Kind: FnJQ, JQ: NewSnippet(src)} }
 
 func describe1(t *Transformation) string {
 	switch t.Action {
@@ -333,7 +315,6 @@ func describe1(t *Transformation) string {
 
 func newProgram(r *MigrationRule, dir Direction, from, to schema.GroupVersion, ops []Op, limit int, lazy bool) (*Program, error) {
 	p := &Program{Rule: r, Direction: dir, From: from, To: to, RuleID: r.ID(), Ops: ops, Limit: limit}
-	p.Source = p.render()
 	if !lazy {
 		if _, err := p.Code(); err != nil {
 			return nil, err
@@ -370,7 +351,7 @@ func (op *Op) jq() string {
 	case OpMove:
 		return fmt.Sprintf("mvp_move(%s; %s; %s)", key, op.Path.jqSteps(), op.Target.jqSteps())
 	case OpObject:
-		return fmt.Sprintf("mvp_object(%s; (\n%s\n\n); (\n%s\n\n))", key, op.F.Expr, op.R.Expr)
+		return fmt.Sprintf("mvp_object(%s; (\n%s\n\n); (\n%s\n\n))", key, op.F.JQ.Src, op.R.JQ.Src)
 	}
 	step := "mvp_step"
 	if op.CreatesParents() {
@@ -411,7 +392,7 @@ func (f Fn) jq() string {
 	case FnConvert:
 		return "map(mvp_convert(" + jqString(string(f.Type)) + "))"
 	case FnJQ:
-		return "map(mvp_one(\n" + f.Expr + "\n\n))"
+		return "map(mvp_one(\n" + f.JQ.Src + "\n\n))"
 	}
 	return "."
 }

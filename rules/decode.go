@@ -255,6 +255,21 @@ type Source struct {
 // ParseAll decodes and validates several rules files as one rule set,
 // reporting the problems of all of them together as an [ErrorList].
 func ParseAll(sources ...Source) (*RuleSet, error) {
+	return ParseOptions{}.ParseAll(sources...)
+}
+
+// ParseOptions tune [ParseOptions.ParseAll]; the zero value checks everything.
+type ParseOptions struct {
+	// SkipJQCompile leaves the jq expressions (a jq step's forward and
+	// reverse, a when condition) to compile on their first use instead of
+	// compiling each to check it: only for sources whose every expression a
+	// test has compiled, such as the embedded built-in library, where
+	// checking them all costs more than a one-manifest conversion.
+	SkipJQCompile bool
+}
+
+// ParseAll is [ParseAll] with these options.
+func (o ParseOptions) ParseAll(sources ...Source) (*RuleSet, error) {
 	rs := &RuleSet{}
 	var errs ErrorList
 	for _, src := range sources {
@@ -276,7 +291,7 @@ func ParseAll(sources ...Source) (*RuleSet, error) {
 		}
 		return nil, fmt.Errorf("%s: no TransformationRules documents", strings.Join(names, ", "))
 	}
-	errs = MergeErrors(errs, rs.Validate())
+	errs = MergeErrors(errs, rs.validate(!o.SkipJQCompile))
 	if len(errs) > 0 {
 		return nil, errs
 	}

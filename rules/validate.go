@@ -22,11 +22,15 @@ var (
 
 // Validate checks every document of the set and the set as a whole
 // (duplicate rules across documents), collecting all problems.
-func (rs *RuleSet) Validate() ErrorList {
+func (rs *RuleSet) Validate() ErrorList { return rs.validate(true) }
+
+// validate is Validate; without checkJQ the jq expressions are left to
+// compile on first use (see [ParseOptions]).
+func (rs *RuleSet) validate(checkJQ bool) ErrorList {
 	var errs ErrorList
 	seen := map[string]string{}
 	for _, d := range rs.Documents {
-		for _, fe := range validateDocument(d) {
+		for _, fe := range validateDocument(d, checkJQ) {
 			errs = append(errs, fe)
 		}
 		for i, r := range d.Rules.Spec.APIMigrationRules {
@@ -65,7 +69,7 @@ func (r *MigrationRule) TargetGroup() string {
 	return r.APIGroup
 }
 
-func validateDocument(d *Document) ErrorList {
+func validateDocument(d *Document, checkJQ bool) ErrorList {
 	var errs ErrorList
 	add := func(fe *field.Error) { errs = append(errs, d.wrap(fe)) }
 	header := func(fe *field.Error) { add(fe.WithOrigin(OriginHeader)) }
@@ -93,7 +97,7 @@ func validateDocument(d *Document) ErrorList {
 		header(field.Required(spec, "must have apiMigrationRules or apiRoutingRules"))
 	}
 	for i := range r.Spec.APIMigrationRules {
-		errs = append(errs, validateMigrationRule(d, &r.Spec.APIMigrationRules[i], spec.Child("apiMigrationRules").Index(i))...)
+		errs = append(errs, validateMigrationRule(d, &r.Spec.APIMigrationRules[i], spec.Child("apiMigrationRules").Index(i), checkJQ)...)
 	}
 	for i := range r.Spec.APIRoutingRules {
 		for _, fe := range validateRoutingRule(&r.Spec.APIRoutingRules[i], spec.Child("apiRoutingRules").Index(i)) {
@@ -138,7 +142,7 @@ func validateVersion(v string, fld *field.Path) field.ErrorList {
 	return nil
 }
 
-func validateMigrationRule(d *Document, r *MigrationRule, fld *field.Path) ErrorList {
+func validateMigrationRule(d *Document, r *MigrationRule, fld *field.Path, checkJQ bool) ErrorList {
 	var fes field.ErrorList
 	fes = append(fes, validateGroup(r.APIGroup, fld.Child("apiGroup"))...)
 	fes = append(fes, validateGroup(r.ToAPIGroup, fld.Child("toApiGroup"))...)
@@ -156,12 +160,12 @@ func validateMigrationRule(d *Document, r *MigrationRule, fld *field.Path) Error
 		errs = append(errs, d.wrap(fe))
 	}
 	for i := range r.Transformations {
-		errs = append(errs, validateTransformation(d, &r.Transformations[i], fld.Child("transformations").Index(i))...)
+		errs = append(errs, validateTransformation(d, &r.Transformations[i], fld.Child("transformations").Index(i), checkJQ)...)
 	}
 	return errs
 }
 
-func validateTransformation(d *Document, t *Transformation, fld *field.Path) ErrorList {
+func validateTransformation(d *Document, t *Transformation, fld *field.Path, checkJQ bool) ErrorList {
 	var errs ErrorList
 	add := func(fes ...*field.Error) {
 		for _, fe := range fes {
@@ -182,8 +186,8 @@ func validateTransformation(d *Document, t *Transformation, fld *field.Path) Err
 	}
 	add(validateValueTypes(t, fld)...)
 	for _, e := range []struct{ name, src string }{{"forward", t.Forward}, {"reverse", t.Reverse}, {"when", t.When}} {
-		if e.src != "" {
-			if origin, err := checkJQ(e.src); err != nil {
+		if e.src != "" && checkJQ {
+			if origin, err := compileCheck(e.src); err != nil {
 				errs = append(errs, jqError(d, fld.Child(e.name), e.src, origin, err))
 			}
 		}
@@ -377,10 +381,10 @@ func pathError(d *Document, fld *field.Path, text string, err error) *Error {
 	return d.wrap(fe)
 }
 
-// checkJQ parses and compiles a jq expression the way the compiler embeds
+// compileCheck parses and compiles a jq expression the way the compiler embeds
 // it, so that unknown functions are reported here too. The origin says
 // which of the two failed.
-func checkJQ(src string) (origin string, err error) {
+func compileCheck(src string) (origin string, err error) {
 	q, err := gojq.Parse(src)
 	if err != nil {
 		return OriginJQSyntax, err

@@ -22,7 +22,7 @@ func benchObjects(n int) []map[string]any {
 		meta["managedFields"] = []any{map[string]any{"manager": "kubectl", "operation": "Update", "apiVersion": "example.com/v1alpha1",
 			"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{"f:size": map[string]any{}, "f:mode": map[string]any{}, "f:items": map[string]any{}}}}}
 		spec := o["spec"].(map[string]any)
-		items := make([]any, 12)
+		items := make([]any, 16)
 		for j := range items {
 			items[j] = map[string]any{"name": fmt.Sprintf("item-%d", j), "value": json.Number(fmt.Sprint(j * 1000)), "enabled": j%2 == 0, "tag": "abcdefghijklmnopqrstuvwxyz"}
 		}

@@ -2,8 +2,11 @@ package webhook
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +22,7 @@ import (
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/mvpctl/mvpctl/engine"
 )
@@ -409,5 +413,33 @@ func TestHandler_BadRoundTripAnnotationIsIgnored(t *testing.T) {
 	code, rev, raw := s.post(t, reviewBody(t, reviewV1, "u", "example.com/v1alpha1", widget("v1", "a"), bad))
 	if code != http.StatusOK || rev.Response.Result.Status != metav1.StatusSuccess || len(rev.Response.ConvertedObjects) != 2 {
 		t.Fatalf("code %d: %s", code, raw)
+	}
+}
+
+// TestHandler_ConcurrentReviewsAreBounded: with every slot held (a body
+// that does not arrive), a review waits for its deadline and gets 429.
+func TestHandler_ConcurrentReviewsAreBounded(t *testing.T) {
+	s := newTestHandler(t, loadConverter(t, widgetRules, engine.Options{}), HandlerOptions{MaxConcurrentReviews: 1, ReviewTimeout: 200 * time.Millisecond})
+	h := s.h.(*handler)
+	slow, hold := io.Pipe()
+	first := make(chan int, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/convert", slow))
+		first <- rec.Code
+	}()
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return len(h.slots) == 1, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, raw := s.post(t, reviewBody(t, reviewV1, "u", "example.com/v1", widget("v1alpha1", "a")))
+	if code != http.StatusTooManyRequests {
+		t.Errorf("code %d, want 429: %s", code, raw)
+	}
+	hold.CloseWithError(errors.New("client gone"))
+	if code := <-first; code != http.StatusBadRequest {
+		t.Errorf("the cut-off review: %d, want 400", code)
 	}
 }

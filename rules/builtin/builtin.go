@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,10 +42,22 @@ func Sources() []rules.Source {
 	return out
 }
 
-// Load decodes and validates the built-in rules as one rule set.
+// Load decodes and validates the built-in rules as one rule set. The files
+// are parsed once per process and their jq expressions compile on first use
+// (the package's tests compile every one), so a command that converts one
+// manifest does not pay for the whole library. The documents are shared:
+// callers must not change them.
 func Load() (*rules.RuleSet, error) {
-	return rules.ParseAll(Sources()...)
+	rs, err := loadOnce()
+	if err != nil {
+		return nil, err
+	}
+	return &rules.RuleSet{Documents: slices.Clip(rs.Documents)}, nil
 }
+
+var loadOnce = sync.OnceValues(func() (*rules.RuleSet, error) {
+	return rules.ParseOptions{SkipJQCompile: true}.ParseAll(Sources()...)
+})
 
 // Rule is one built-in migration rule and what Kubernetes says about its old
 // version.

@@ -11,13 +11,39 @@ import (
 	"github.com/mvpctl/mvpctl/rules/builtin"
 )
 
+// Load leaves the jq expressions to compile on first use, so this test is
+// what compiles every one of them: the full validation, the jq programs,
+// and each expression on its own as the native executor runs it.
 func TestLoad_Compiles(t *testing.T) {
+	if _, err := rules.ParseAll(builtin.Sources()...); err != nil {
+		t.Fatal(err)
+	}
 	rs, err := builtin.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rules.Compile(rs, rules.CompileOptions{}); err != nil {
+	compiled, err := rules.Compile(rs, rules.CompileOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	snippets := 0
+	for _, c := range compiled {
+		for _, p := range []*rules.Program{c.Forward, c.Reverse} {
+			for _, op := range p.Ops {
+				for _, s := range []*rules.Snippet{op.F.JQ, op.R.JQ, op.WhenJQ} {
+					if s == nil {
+						continue
+					}
+					snippets++
+					if _, err := s.Code(); err != nil {
+						t.Errorf("%s: %s: %q: %v", c.Ref.Rule.ID(), op.Describe, s.Src, err)
+					}
+				}
+			}
+		}
+	}
+	if snippets == 0 {
+		t.Error("no jq expressions compiled; the library has some")
 	}
 	if len(builtin.Sources()) == 0 || len(rs.MigrationRules()) < 6 {
 		t.Fatalf("%d files, %d rules", len(builtin.Sources()), len(rs.MigrationRules()))

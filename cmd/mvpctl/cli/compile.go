@@ -85,7 +85,7 @@ func runCompile(stdout, stderr io.Writer, paths []string, opts compileOptions) e
 			if n > 0 {
 				fmt.Fprintln(stdout)
 			}
-			fmt.Fprint(stdout, c.Program(d).Source)
+			fmt.Fprint(stdout, c.Program(d).Source())
 			n++
 		}
 	}
