@@ -65,6 +65,9 @@ type handler struct {
 	// conv is the active converter with bad round-trip annotations ignored.
 	conv     atomic.Pointer[convPair]
 	dataLogs *rate.Limiter
+	// failLogs bounds the lines about failed reviews: a client sending
+	// bad ones must not flood the log (the counter counts them all).
+	failLogs *rate.Limiter
 }
 
 // convPair is a rule set's converter and the handler's variant of it.
@@ -88,7 +91,7 @@ func NewHandler(opts HandlerOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &handler{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrentReviews), dataLogs: rate.NewLimiter(1, 10)}
+	return &handler{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrentReviews), dataLogs: rate.NewLimiter(1, 10), failLogs: rate.NewLimiter(5, 50)}
 }
 
 // converter is the active rules' converter, ignoring a bad round-trip
@@ -120,10 +123,7 @@ func (h *handler) dataIgnored(bad *engine.ConversionDataError) {
 	if !h.dataLogs.Allow() {
 		return
 	}
-	reason := bad.Err.Error()
-	if len(reason) > maxReasonBytes {
-		reason = strings.ToValidUTF8(reason[:maxReasonBytes], "") + "..."
-	}
+	reason := truncate(bad.Err.Error(), maxReasonBytes)
 	h.log.Warn("ignoring an object's round-trip annotation; it is converted as if it had none",
 		"kind", bad.GVK.Kind, "version", bad.GVK.Version, "namespace", bad.Namespace, "name", bad.Name, "reason", reason)
 }
@@ -155,7 +155,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rev, err := DecodeReview(body)
-	body = nil
 	if err != nil {
 		var re *RequestError
 		errors.As(err, &re)
@@ -216,6 +215,10 @@ func (h *handler) failed(reason Reason, rev *Review, msg string) {
 	if h.opts.Metrics != nil {
 		h.opts.Metrics.failures.WithLabelValues(string(reason)).Inc()
 	}
+	if !h.failLogs.Allow() {
+		return
+	}
+	msg = truncate(msg, maxMessageBytes)
 	attrs := []any{"reason", string(reason), "error", msg}
 	if rev != nil {
 		attrs = append(attrs, "uid", rev.UID, "desiredAPIVersion", rev.Desired.String(), "objects", len(rev.Objects))
@@ -246,12 +249,23 @@ func encodeResponse(enc *engine.ObjectEncoder, rev *Review, objs []any, err erro
 	resp := map[string]any{"uid": rev.UID}
 	if err != nil {
 		resp["convertedObjects"] = []any{}
-		resp["result"] = map[string]any{"status": metav1.StatusFailure, "message": err.Error()}
+		resp["result"] = map[string]any{"status": metav1.StatusFailure, "message": truncate(err.Error(), maxMessageBytes)}
 	} else {
 		resp["convertedObjects"] = objs
 		resp["result"] = map[string]any{"status": metav1.StatusSuccess}
 	}
 	return enc.Encode(map[string]any{"apiVersion": rev.APIVersion, "kind": reviewKind, "response": resp})
+}
+
+// maxMessageBytes bounds a Failure's message, which may quote values of
+// the objects and goes back to the apiserver's client.
+const maxMessageBytes = 4 << 10
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
 }
 
 // writeStatus answers a request that is no review with a metav1.Status.

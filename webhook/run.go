@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -40,7 +41,8 @@ type Options struct {
 	MetricsAddress string
 	// ManageCRDs, when set, wires the CRDs the rules cover to the webhook.
 	ManageCRDs *ManageOptions
-	// Registry receives the metrics; nil means a new one.
+	// Registry receives the metrics; nil means a new one with the Go
+	// runtime's and the process's (CPU seconds, memory) metrics.
 	Registry *prometheus.Registry
 	// Logger receives the webhook's log; nil discards.
 	Logger *slog.Logger
@@ -54,6 +56,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
+		opts.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	metrics, err := NewMetrics(opts.Registry)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -134,6 +135,10 @@ func runWebhook(ctx context.Context, stderr io.Writer, opts webhookOptions) erro
 	if opts.RulesFromCluster {
 		sourceCluster = cluster
 	}
+	// The rule source watches until ctx ends: end it when Run returns,
+	// also when Run fails before a signal.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	host, _ := os.Hostname()
 	src, err := startRuleSource(ctx, stderr, rulesource.Options{
 		Files: opts.Rules, Component: "mvpctl-webhook", Host: host, Logger: log,
@@ -144,6 +149,7 @@ func runWebhook(ctx context.Context, stderr io.Writer, opts webhookOptions) erro
 		return err
 	}
 	err = webhook.Run(ctx, webhookRunOptions(opts, src, cluster, log))
+	cancel()
 	<-src.Done()
 	return failure(err)
 }
@@ -166,6 +172,12 @@ func checkWebhookOptions(opts webhookOptions) error {
 		return usageErrorf("--secure-port %d: want 0 to 65535", opts.SecurePort)
 	case opts.ManageCRDs && opts.CertDir == "" && opts.WebhookURL == "":
 		return usageErrorf("--manage-crds writes the CA of --cert-dir into the CRDs: give --cert-dir")
+	}
+	if opts.WebhookURL != "" {
+		u, err := url.Parse(opts.WebhookURL)
+		if err != nil || u.Scheme != "https" || u.Hostname() == "" {
+			return usageErrorf("--webhook-url %q: want https://HOST[:PORT]/PATH", opts.WebhookURL)
+		}
 	}
 	return nil
 }

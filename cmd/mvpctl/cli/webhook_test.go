@@ -6,7 +6,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -67,6 +69,7 @@ func TestWebhook_UsageErrors(t *testing.T) {
 		{"--rules", widgetRules, "--cert-dir", dir, "--program-timeout", "0s"},
 		{"--rules", widgetRules, "--cert-dir", dir, "--cert-validity", "1s"},
 		{"--rules", widgetRules, "--tls-cert-file", "a", "--tls-private-key-file", "b", "--manage-crds"},
+		{"--rules", widgetRules, "--cert-dir", dir, "--manage-crds", "--webhook-url", "http://x/convert"},
 		{"--rules", writeFile(t, "bad.yaml", "kind: Nope\n"), "--cert-dir", dir},
 	} {
 		code, _, errOut := run(t, "", append([]string{"webhook"}, args...)...)
@@ -134,5 +137,21 @@ func TestWebhook_ServesConversion(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("webhook: %v\n%s", err, stderr.String())
+	}
+}
+
+// A webhook that cannot listen fails at once (exit 1), leaving nothing
+// running behind it.
+func TestWebhook_PortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	code, _, errOut := run(t, "", "webhook", "--rules", widgetRules, "--cert-dir", t.TempDir(), "--tls-san", "127.0.0.1",
+		"--bind-address", "127.0.0.1", "--secure-port", port)
+	if code != exitFailure || !strings.Contains(errOut, "address already in use") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
