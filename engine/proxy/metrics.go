@@ -3,18 +3,21 @@ package proxy
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apiserver/pkg/endpoints/request"
 )
 
 type metrics struct {
-	registry *prometheus.Registry
-	requests *prometheus.CounterVec
-	overhead *prometheus.HistogramVec
-	usage    *usageRecorder
+	registry        *prometheus.Registry
+	requests        *prometheus.CounterVec
+	unauthenticated *prometheus.CounterVec
+	overhead        *prometheus.HistogramVec
+	usage           *usageRecorder
 }
 
 func newMetrics(reg *prometheus.Registry, p *Proxy) (*metrics, error) {
@@ -29,8 +32,12 @@ func newMetrics(reg *prometheus.Registry, p *Proxy) (*metrics, error) {
 			Help:    "Latency the proxy adds to a request: from its arrival to the first upstream attempt, plus from the upstream response headers to the client's.",
 			Buckets: []float64{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 100e-3, 1},
 		}, []string{"verb"}),
+		unauthenticated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "mvpctl", Subsystem: "proxy", Name: "unauthenticated_requests_total",
+			Help: "Requests refused as unauthenticated (401), and requests without credentials that were refused, by class of HTTP code (4xx, 5xx); no other metric counts them.",
+		}, []string{"code"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.overhead, &backendCollector{p: p}} {
+	for _, c := range []prometheus.Collector{m.requests, m.unauthenticated, m.overhead, &backendCollector{p: p}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -109,24 +116,22 @@ func (p *Proxy) observe(rec *recorder, r *http.Request, rt *route) {
 	if rt.backend != nil {
 		backendName = rt.backend.name
 	}
-	group, version, resource, verb := "", "", "", ""
+	verb := ""
 	if rt.info != nil {
-		verb = rt.info.Verb
-		if rt.info.IsResourceRequest {
-			group, version, resource = rt.info.APIGroup, rt.info.APIVersion, rt.key.resource
-			// Bound the label values to what discovery lists: a client must not
-			// be able to create series at will.
-			if !p.anyKnows(rt.key) && !p.emulates(rt.key) {
-				resource = "unknown"
-				if !p.knowsGroupVersion(group, version) {
-					group, version = "unknown", "unknown"
-				}
-			}
-		}
+		verb = verbLabel(rt.info.Verb)
 	}
+	unauthenticated := isUnauthenticated(rt.id, code)
 	if outer, inner := r.Context().Value(innerKey{}).(*route); !inner {
-		p.metrics.requests.WithLabelValues(backendName, group, version, resource, verb, strconv.Itoa(code), rt.decision).Inc()
-		p.recordUsage(r, rt, code)
+		if unauthenticated {
+			p.metrics.unauthenticated.WithLabelValues(codeClass(code)).Inc()
+		} else {
+			group, version, resource := "", "", ""
+			if rt.info != nil && rt.info.IsResourceRequest {
+				group, version, resource = p.resourceLabels(rt.info)
+			}
+			p.metrics.requests.WithLabelValues(backendName, group, version, resource, verb, codeLabel(code), rt.decision).Inc()
+			p.recordUsage(r, rt, code)
+		}
 	} else if outer != nil && rt.backend != nil {
 		// An emulation's requests to the served version are not counted;
 		// the client's request is, under the backend that answered the last.
@@ -137,7 +142,9 @@ func (p *Proxy) observe(rec *recorder, r *http.Request, rt *route) {
 		if rec.written.After(rt.received) {
 			over += rec.written.Sub(rt.received)
 		}
-		p.metrics.overhead.WithLabelValues(verb).Observe(over.Seconds())
+		if !unauthenticated {
+			p.metrics.overhead.WithLabelValues(verb).Observe(over.Seconds())
+		}
 	}
 	if p.log.Enabled(r.Context(), -4) {
 		attrs := []any{"method", r.Method, "path", r.URL.Path, "verb", verb, "decision", rt.decision, "backend", backendName,
@@ -170,4 +177,100 @@ func (p *Proxy) knowsGroupVersion(group, version string) bool {
 		}
 	}
 	return false
+}
+
+// Label values are bounded: a client must not create series at will, with
+// an invented method, a long unique path or a made-up subresource. The
+// bounds are kube-apiserver's (k8s.io/apiserver endpoints/metrics: unknown
+// verbs are "other", codes are those HTTP defines).
+
+// knownVerbs are the verbs k8s.io/apiserver's request parsing yields (the
+// request.Method* verbs in lower case, and OPTIONS for non-resource paths).
+var knownVerbs = func() map[string]bool {
+	out := map[string]bool{"options": true}
+	for _, m := range []string{request.MethodApply, request.MethodConnect, request.MethodCreate, request.MethodDelete,
+		request.MethodDeleteCollection, request.MethodGet, request.MethodHead, request.MethodList, request.MethodPatch,
+		request.MethodPost, request.MethodProxy, request.MethodPut, request.MethodUpdate, request.MethodWatch, request.MethodWatchList} {
+		out[strings.ToLower(m)] = true
+	}
+	return out
+}()
+
+// otherLabel stands for any value outside a label's known set.
+const otherLabel = "other"
+
+// verbLabel is v if Kubernetes defines it, "other" otherwise.
+func verbLabel(v string) string {
+	if knownVerbs[v] {
+		return v
+	}
+	return otherLabel
+}
+
+// codeLabel is code if HTTP defines it, "other" otherwise.
+func codeLabel(code int) string {
+	if http.StatusText(code) == "" {
+		return otherLabel
+	}
+	return strconv.Itoa(code)
+}
+
+// codeClass is the class of code ("4xx"), "other" outside 100 to 599.
+func codeClass(code int) string {
+	if code < 100 || code > 599 {
+		return otherLabel
+	}
+	return strconv.Itoa(code/100) + "xx"
+}
+
+// knownSubresources are the subresources Kubernetes' built-in resources
+// and CustomResourceDefinitions have; a subresource a backend's discovery
+// lists is known too.
+var knownSubresources = map[string]bool{
+	"status": true, "scale": true, "log": true, "exec": true, "attach": true, "portforward": true, "proxy": true,
+	"binding": true, "eviction": true, "ephemeralcontainers": true, "resize": true, "token": true, "approval": true,
+	"finalize": true,
+}
+
+// resourceLabels are the group, version and resource labels of a resource
+// request: the resource as the capability map knows it (a backend serves
+// it, or the rules emulate it), with its subresource when that is known and
+// "other" in its place when not; "unknown" for what nobody serves (its
+// group and version too when nobody serves them).
+func (p *Proxy) resourceLabels(info *request.RequestInfo) (group, version, resource string) {
+	group, version = info.APIGroup, info.APIVersion
+	parent := gvr{group, version, info.Resource}
+	if !p.anyKnows(parent) && !p.emulates(parent) {
+		if !p.knowsGroupVersion(group, version) {
+			return "unknown", "unknown", "unknown"
+		}
+		return group, version, "unknown"
+	}
+	return group, version, subresourceLabel(parent, info.Subresource, p.anyKnows)
+}
+
+// subresourceLabel is parent's resource with sub, bounded as resourceLabels
+// says; served says whether a backend's discovery lists a resource.
+func subresourceLabel(parent gvr, sub string, served func(gvr) bool) string {
+	switch {
+	case sub == "":
+		return parent.resource
+	case knownSubresources[sub] || served(gvr{parent.group, parent.version, parent.resource + "/" + sub}):
+		return parent.resource + "/" + sub
+	}
+	return parent.resource + "/" + otherLabel
+}
+
+// isUnauthenticated says whether a request's client is not known to be
+// anyone: refused as unauthenticated (401), or without credentials (and no
+// verified certificate) and refused. Such requests are counted in one
+// counter only, so that clients without credentials cannot add series or
+// entries. Requests without credentials that a server allows (anonymous
+// access some clusters grant to /version, /healthz) are counted as others.
+func isUnauthenticated(id *identity, code int) bool {
+	if code == http.StatusUnauthorized {
+		return true
+	}
+	credentials := id != nil && (id.proxy || len(id.header) > 0)
+	return !credentials && code >= 400
 }

@@ -90,9 +90,9 @@ type Options struct {
 	// still served by [Proxy.MetricsHandler].
 	Registry *prometheus.Registry
 	// UsageTableSize is how many clients of old API versions /debug/clients
-	// remembers (by user, user agent and group/version/resource), the least
-	// recently seen dropped first. Zero means none are remembered (the
-	// mvpctl_proxy_old_version_requests_total metric still counts them).
+	// remembers (by user, user agent and group/version/resource), at most
+	// MaxUsageTableSize and 100 per user. Zero means none are remembered
+	// (the mvpctl_proxy_old_version_requests_total metric still counts them).
 	UsageTableSize int
 	// OpenAPIV3 holds OpenAPI v3 documents of versions that may be emulated,
 	// keyed by their /openapi/v3 path (apis/policy/v1beta1), e.g. from an

@@ -34,6 +34,13 @@ type ClientUsage = usage.Entry
 // ClientsReport is the body of /debug/clients.
 type ClientsReport = usage.Snapshot
 
+// MaxUsageTableSize is the largest --usage-table-size.
+const MaxUsageTableSize = usage.MaxSize
+
+// MaxClientsReportBytes bounds the body of /debug/clients: a full table of
+// the largest size, every entry at its largest, fits.
+const MaxClientsReportBytes = usage.MaxFullReportBytes
+
 // usageReviewTimeout bounds the SelfSubjectReview that names a client.
 const usageReviewTimeout = 10 * time.Second
 
@@ -63,7 +70,7 @@ func newUsageRecorder(reg prometheus.Registerer, size int) (*usageRecorder, erro
 		u.requests,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Namespace: "mvpctl", Subsystem: "proxy", Name: "usage_table_evictions_total",
-			Help: "Entries of /debug/clients dropped, the least recently seen first, to make room for new ones (--usage-table-size).",
+			Help: "Entries of /debug/clients dropped to make room for new ones: a user's least recently seen at its quota of entries, or in a full table (--usage-table-size) one of a user holding the most.",
 		}, func() float64 { return float64(u.table.Evicted()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: "mvpctl", Subsystem: "proxy", Name: "usage_table_entries",
@@ -81,23 +88,31 @@ func newUsageRecorder(reg prometheus.Registerer, size int) (*usageRecorder, erro
 // recently seen first.
 func (p *Proxy) Clients() ClientsReport { return p.metrics.usage.table.Snapshot() }
 
+// WriteClients writes r as /debug/clients serves it: indented JSON, one
+// entry at a time, within MaxClientsReportBytes for a table of the largest
+// size.
+func WriteClients(w io.Writer, r ClientsReport) error { return usage.Encode(w, r) }
+
 // ClientsHandler serves /debug/clients as JSON. Serve it next to the
 // metrics, with the same access control, not on the proxy's own port.
 func (p *Proxy) ClientsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-cache, private")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(p.Clients())
+		_ = WriteClients(w, p.Clients())
 	})
 }
 
 // recordUsage counts a client's request for an old version: one the proxy
 // emulated, or one the lifecycle table deprecates or removes in the
-// Kubernetes release of the backend that answered it. The table takes it
-// only with a user someone vouches for (see userOf), so that clients
-// without credentials cannot fill it.
+// Kubernetes release of the backend that answered it. observe calls it
+// for requests of clients with credentials only. The table takes it only
+// with a user someone vouches for (see userOf), and only when a backend
+// answered: not 401 or 403 (a request the user may not make says nothing
+// of the clients to find), nor 404 but for a version that no backend
+// serves any more (there the 404 is the removal the table exists to show;
+// elsewhere it is an object that does not exist). So what the table holds
+// is what real clients did.
 func (p *Proxy) recordUsage(r *http.Request, rt *route, code int) {
 	if rt.info == nil || !rt.info.IsResourceRequest {
 		return
@@ -106,9 +121,16 @@ func (p *Proxy) recordUsage(r *http.Request, rt *route, code int) {
 	if !emulated && !deprecatedAt(rt.key, rt.info.Resource, rt.backend) {
 		return
 	}
+	// The resource is known (the lifecycle table or the rules name it);
+	// its subresource only as resourceLabels bounds it.
+	parent := gvr{rt.key.group, rt.key.version, rt.info.Resource}
+	resource := subresourceLabel(parent, rt.info.Subresource, p.anyKnows)
 	u := p.metrics.usage
-	u.requests.WithLabelValues(rt.key.group, rt.key.version, rt.key.resource, strconv.FormatBool(emulated)).Inc()
-	if u.table == nil || code == http.StatusUnauthorized {
+	u.requests.WithLabelValues(rt.key.group, rt.key.version, resource, strconv.FormatBool(emulated)).Inc()
+	switch {
+	case u.table == nil, rt.decision == decisionProxy, rt.decision == decisionUnavailable,
+		code == http.StatusUnauthorized, code == http.StatusForbidden,
+		code == http.StatusNotFound && (emulated || p.anyKnows(parent)):
 		return
 	}
 	name := p.userOf(r, rt.id)
@@ -116,7 +138,7 @@ func (p *Proxy) recordUsage(r *http.Request, rt *route, code int) {
 		return
 	}
 	u.table.Record(usage.Request{
-		Key:  usage.Key{Group: rt.key.group, Version: rt.key.version, Resource: rt.key.resource, User: name, UserAgent: r.UserAgent()},
+		Key:  usage.Key{Group: rt.key.group, Version: rt.key.version, Resource: resource, User: name, UserAgent: r.UserAgent()},
 		Verb: rt.info.Verb, Emulated: emulated, At: time.Now(),
 	})
 }

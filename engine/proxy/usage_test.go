@@ -120,8 +120,9 @@ var sortRows = cmpopts.SortSlices(func(a, b usageRow) bool { return a.User+a.Use
 
 // Requests for an emulated version are counted by the user a backend names
 // for the client's token and by user agent. Clients nobody vouches for
-// (anonymous, an unknown token, impersonation the backend refuses) are in
-// the metric only: they cannot fill the table with names of their choice.
+// (anonymous, impersonation the backend refuses) are in the metric only, an
+// unknown token in the unauthenticated counter only: they cannot fill the
+// table with names of their choice.
 func TestUsage_EmulatedRequestsByUser(t *testing.T) {
 	f, reviewed := usageBackend(t, "v1.36.3", "myapps.example.com/v1beta1/customresources")
 	p, srv := startProxy(t, Options{Rules: Rules{Converter: proxytest.SeedConverter(t)}, UsageTableSize: 10}, f)
@@ -152,7 +153,9 @@ func TestUsage_EmulatedRequestsByUser(t *testing.T) {
 	if diff := cmp.Diff(want, usageRows(p), sortRows); diff != "" {
 		t.Errorf("/debug/clients (-want +got):\n%s", diff)
 	}
-	wantMetrics(t, p, oldCRRequests+" 7")
+	// The unknown token's 401 is counted apart, not as a request for the
+	// old version.
+	wantMetrics(t, p, oldCRRequests+" 6", `mvpctl_proxy_unauthenticated_requests_total{code="4xx"} 1`)
 	for _, tok := range reviewed() {
 		if tok == "forged" {
 			t.Error("a SelfSubjectReview was sent for a token the backend had refused")

@@ -40,6 +40,9 @@ type convertOptions struct {
 	Engine             string        // native or jq
 	ProgramTimeout     time.Duration // longest run of one rule's program on one object
 	InPlace            bool          // rewrite the input files instead of writing to standard output
+	// FollowSymlinks lets InPlace rewrite the target of a symbolic link
+	// that lies in the tree given; false refuses every link.
+	FollowSymlinks bool
 	// RoundTripData keeps the conversion-data annotation in converted
 	// objects; it applies only when roundTripDataSet, otherwise the mode
 	// decides (see roundTrip).
@@ -112,6 +115,19 @@ and flow or block style, anchors and aliases (written out in full) and blank
 lines, as any YAML that is decoded and encoded again; a JSON document is
 written with 4-space indentation.
 
+Every file is checked before any is written, and one refused leaves every
+file as it was (exit 2): a symbolic link is refused unless
+--follow-symlinks is given, and even then one whose target lies outside
+the -f directory (or the directory of the -f file) is refused; -R does not
+descend into linked directories (a -f directory given as a link is read). A file with other hard links is refused,
+since the new file would leave them with the old content, and so is
+another user's file in a sticky directory (only root or its owner may
+replace it). The new file
+keeps the old one's permission bits but not setuid, setgid or sticky, and,
+when run as root, its owner and group; another user cannot give a file
+away, so the rewritten file is theirs (a warning says so) and keeps the
+group if they are in it.
+
 Where the new version cannot hold something of the old one (a field it
 lacks, or the absence of a field the conversion defaulted), a converted
 object carries it in the annotation ` + rules.ConversionDataAnnotation + `, so that
@@ -147,6 +163,7 @@ way (as kubectl convert writes none).`,
 	f.StringVar(&opts.Engine, "engine", "native", "executor: native (fast) or jq (the generated jq programs)")
 	f.DurationVar(&opts.ProgramTimeout, "program-timeout", engine.DefaultProgramTimeout, "longest run of one rule's program on one object (a rule that loops fails)")
 	f.BoolVar(&opts.InPlace, "in-place", false, "rewrite the files that have converted documents, keeping their other documents byte for byte, instead of writing to standard output")
+	f.BoolVar(&opts.FollowSymlinks, "follow-symlinks", false, "with --in-place, rewrite the target of a symbolic link when it lies inside the -f file's directory or -f directory (without it a link is refused)")
 	f.BoolVar(&opts.RoundTripData, "round-trip-data", false, "keep the "+rules.ConversionDataAnnotation+" annotation, with which converting an object back gives it as it was (default: true with --output-version, false with --kubernetes-version)")
 	markFilenameFlags(cmd, "filename", "rules")
 	registerCompletion(cmd, "output", completeWords(objectOutputFormats()...))
@@ -199,11 +216,12 @@ func runConvert(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		return &silentError{code: exitFailure}
 	}
 	if opts.InPlace {
-		err = rewriteInputs(stdout, inputs)
-	} else {
-		err = writeOutput(stdout, inputs, opts.Output, printer)
-	}
-	if err != nil {
+		// rewriteInputs says itself whether a file was refused (exit 2) or
+		// failed (exit 1).
+		if err := rewriteInputs(stdout, stderr, inputs, inPlaceOptions{FollowSymlinks: opts.FollowSymlinks}); err != nil {
+			return err
+		}
+	} else if err := writeOutput(stdout, inputs, opts.Output, printer); err != nil {
 		return failure(err)
 	}
 	if r.failed > 0 {
@@ -230,6 +248,8 @@ func checkConvertInputs(opts convertOptions) error {
 		return usageErrorf("-f - and --rules - both read standard input: give one of them as a file")
 	case opts.InPlace && stdinFile:
 		return usageErrorf("--in-place rewrites files: it cannot take -f - (standard input)")
+	case opts.FollowSymlinks && !opts.InPlace:
+		return usageErrorf("--follow-symlinks says what --in-place may rewrite: give --in-place too")
 	case opts.InPlace && opts.outputSet:
 		return usageErrorf("--in-place writes each file in its own syntax: leave out -o")
 	case opts.ProgramTimeout <= 0:

@@ -124,7 +124,7 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.StringSliceVar(&opts.Rules, "rules", nil, "TransformationRules file or directory, watched for changes: apiRoutingRules order the servers, apiMigrationRules emulate versions no server serves (repeatable)")
 	f.BoolVar(&opts.RulesFromCluster, "rules-from-cluster", false, "also take the cluster's TransformationRules objects (read through --kubeconfig), and write their status")
 	f.BoolVar(&opts.BuiltinRules, "builtin-rules", false, "also take the built-in rules (mvpctl rules builtin): emulate every built-in API version no server serves; a --rules or cluster rule for the same resource and version replaces the built-in one")
-	f.IntVar(&opts.UsageTableSize, "usage-table-size", proxy.DefaultUsageTableSize, "clients of old API versions (emulated, deprecated or removed) that /debug/clients remembers by user, user agent and resource, the least recently seen dropped first; 0: none")
+	f.IntVar(&opts.UsageTableSize, "usage-table-size", proxy.DefaultUsageTableSize, "clients of old API versions (emulated, deprecated or removed) that /debug/clients remembers by user, user agent and resource, at most 100 per user (a user at its quota replaces its own least recently seen, a full table one of the users holding the most); at most 100000; 0: none")
 	f.StringSliceVar(&opts.OpenAPIFrom, "openapi-from", nil, "OpenAPI v3 document (file, or directory of *.json) of a version to emulate, e.g. from an older release: served in /openapi/v3 and /openapi/v2 for kubectl explain and validation, instead of the schema a CRD keeps for the version (repeatable)")
 	f.BoolVar(&opts.Discover, "discover-backends", false, "add the kube-apiservers listed in the default/kubernetes EndpointSlices (read through --kubeconfig), followed every 10s")
 	opts.Kube = addKubeconfigFlags(f)
@@ -463,6 +463,8 @@ func checkLimits(opts proxyOptions) error {
 		return usageErrorf("--gc-percent must be positive")
 	case opts.UsageTableSize < 0:
 		return usageErrorf("--usage-table-size must not be negative (0 turns the table off)")
+	case opts.UsageTableSize > proxy.MaxUsageTableSize:
+		return usageErrorf("--usage-table-size %d: at most %d", opts.UsageTableSize, proxy.MaxUsageTableSize)
 	}
 	if opts.MetricsListen == "" {
 		return nil

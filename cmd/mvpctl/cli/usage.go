@@ -37,9 +37,8 @@ type rulesUsageOptions struct {
 	groupSet                       bool
 }
 
-// maxClientsReportBytes bounds the /debug/clients answer read: a full
-// table of the longest names is far smaller.
-const maxClientsReportBytes = 64 << 20
+// maxRefusalBytes bounds the body of a refusal read for its message.
+const maxRefusalBytes = 64 << 10
 
 // clientsPath is where the proxy serves its usage table.
 const clientsPath = "/debug/clients"
@@ -58,9 +57,11 @@ were emulated) and when they were first and last seen, the most recent first.
 
 Users are those the proxy could vouch for: the user of a verified client
 certificate, or the one a server names for a bearer token. Requests without
-credentials are counted only in mvpctl_proxy_old_version_requests_total. The
-proxy remembers --usage-table-size clients and drops the least recently seen
-first; the command says how many were dropped.
+credentials, and those the server refused (401, 403; 404 but for a removed
+version), are not listed; the proxy's metrics count them. The proxy remembers --usage-table-size clients, at most 100 per user:
+a user at that quota replaces its own least recently seen entry, and a full
+table one of the users holding the most; the command says how many were
+dropped.
 
 On loopback the proxy serves /debug/clients over HTTP to anyone, and no
 credentials are sent. Elsewhere it serves it over HTTPS to users the cluster
@@ -203,20 +204,80 @@ func fetchClients(ctx context.Context, c *http.Client, target *url.URL) (proxy.C
 		return report, usageErrorf("unable to connect to the proxy at %s: %v", target.Host, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxClientsReportBytes+1))
-	if err != nil {
-		return report, failure(fmt.Errorf("reading %s: %w", target, err))
-	}
-	if len(body) > maxClientsReportBytes {
-		return report, failure(fmt.Errorf("%s: the answer is larger than %d bytes", target, maxClientsReportBytes))
-	}
 	if resp.StatusCode != http.StatusOK {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBytes))
+		if err != nil {
+			return report, failure(fmt.Errorf("reading %s: %w", target, err))
+		}
 		return report, failure(fmt.Errorf("%s: %s", target, statusMessage(resp.StatusCode, body)))
 	}
-	if err := json.Unmarshal(body, &report); err != nil {
+	// Decoded as it arrives, up to what the largest table's report can
+	// take: a full table is read whole, one entry at a time.
+	limited := &io.LimitedReader{R: resp.Body, N: proxy.MaxClientsReportBytes + 1}
+	if err := decodeClients(limited, &report); err != nil {
+		if limited.N <= 0 {
+			return report, failure(fmt.Errorf("%s: the answer is larger than %d bytes, more than a full table of the largest --usage-table-size", target, proxy.MaxClientsReportBytes))
+		}
 		return report, failure(fmt.Errorf("%s: not a /debug/clients answer: %v", target, err))
 	}
 	return report, nil
+}
+
+// decodeClients decodes a /debug/clients answer entry by entry (a
+// json.Decoder reads a whole value before decoding it: the report's bytes
+// and its entries would be held at once).
+func decodeClients(r io.Reader, report *proxy.ClientsReport) error {
+	dec := json.NewDecoder(r)
+	delim := func(want json.Delim) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if tok != want {
+			return fmt.Errorf("want %v, got %v", want, tok)
+		}
+		return nil
+	}
+	if err := delim('{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var field any
+		switch tok {
+		case "capacity":
+			field = &report.Capacity
+		case "perUser":
+			field = &report.PerUser
+		case "evicted":
+			field = &report.Evicted
+		case "clients":
+			if err := delim('['); err != nil {
+				return err
+			}
+			report.Clients = []proxy.ClientUsage{}
+			for dec.More() {
+				var e proxy.ClientUsage
+				if err := dec.Decode(&e); err != nil {
+					return err
+				}
+				report.Clients = append(report.Clients, e)
+			}
+			if err := delim(']'); err != nil {
+				return err
+			}
+			continue
+		default:
+			field = new(json.RawMessage) // a field of a newer proxy
+		}
+		if err := dec.Decode(field); err != nil {
+			return err
+		}
+	}
+	return delim('}')
 }
 
 // statusMessage says what a refusal means, with the metav1.Status message
@@ -261,7 +322,7 @@ func writeClientsTable(stdout, stderr io.Writer, r proxy.ClientsReport) error {
 		}
 	}
 	if r.Evicted > 0 {
-		fmt.Fprintf(stderr, "%d less recently seen entries were dropped: the proxy keeps %d (--usage-table-size).\n", r.Evicted, r.Capacity)
+		fmt.Fprintf(stderr, "%d less recently seen entries were dropped: the proxy keeps %d (--usage-table-size), %d per user.\n", r.Evicted, r.Capacity, r.PerUser)
 	}
 	return nil
 }

@@ -3,11 +3,14 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,6 +137,7 @@ func TestRulesUsage_Errors(t *testing.T) {
 		{[]string{"rules", "usage", "--url", "https://127.0.0.1:9464", "--server", "https://x"}, "give the proxy's address with --url"},
 		{[]string{"rules", "usage", "--url", "http://" + closed}, "was refused; is --url the proxy's --metrics-listen address?"},
 		{[]string{"proxy", "--backend", "https://127.0.0.1:1", "--usage-table-size", "-1"}, "--usage-table-size must not be negative"},
+		{[]string{"proxy", "--backend", "https://127.0.0.1:1", "--usage-table-size", "100001"}, "--usage-table-size 100001: at most 100000"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Run(append([]string{"mvpctl"}, tc.args...), &stdout, &stderr)
@@ -174,4 +178,61 @@ func TestRulesUsage_RefusalAndHostileText(t *testing.T) {
 	if !strings.Contains(stderr.String(), "3 less recently seen entries were dropped") {
 		t.Errorf("stderr %q", stderr.String())
 	}
+}
+
+// A full table of the largest size, every entry at its largest (each string
+// at its bound, escaping to twice its bytes; every verb counted), is read
+// whole: the report fits the command's cap.
+func TestRulesUsage_ReadsAFullTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a report of hundreds of MiB")
+	}
+	verbs := map[string]uint64{}
+	for _, v := range []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "proxy", "other"} {
+		verbs[v] = math.MaxUint64
+	}
+	at := time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("", -(23*3600+59*60)))
+	entry := proxy.ClientUsage{
+		Group: strings.Repeat(`"`, 253), Version: strings.Repeat(`\`, 63), Resource: strings.Repeat(`"`, 127),
+		UserAgent: strings.Repeat(`\`, 256), Count: math.MaxUint64, Emulated: math.MaxUint64, Verbs: verbs, FirstSeen: at, LastSeen: at,
+	}
+	report := proxy.ClientsReport{Capacity: proxy.MaxUsageTableSize, PerUser: 100, Evicted: math.MaxUint64}
+	users := strings.Repeat(`"`, 512-8)
+	for i := range proxy.MaxUsageTableSize {
+		e := entry
+		e.User = fmt.Sprintf("%08d", i) + users
+		report.Clients = append(report.Clients, e)
+	}
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &countingWriter{w: w}
+		if err := proxy.WriteClients(cw, report); err != nil {
+			t.Error(err)
+		}
+		served.Store(cw.n)
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	want := report.Clients[proxy.MaxUsageTableSize-1].User
+	if code := Run([]string{"mvpctl", "rules", "usage", "--url", srv.URL, "--user-name", want}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if n := served.Load(); n > proxy.MaxClientsReportBytes || n < proxy.MaxClientsReportBytes/2 {
+		t.Errorf("served %d bytes; the cap is %d", n, proxy.MaxClientsReportBytes)
+	}
+	if !strings.Contains(stdout.String(), "00099999") || strings.Count(stdout.String(), "\n") != 2 {
+		t.Errorf("stdout %.300q", stdout.String())
+	}
+	t.Logf("a full table of %d entries: %d bytes (cap %d)", proxy.MaxUsageTableSize, served.Load(), proxy.MaxClientsReportBytes)
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

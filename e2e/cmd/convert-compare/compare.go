@@ -35,10 +35,13 @@ func (t tool) String() string { return [...]string{"mvpctl convert", "kubectl-co
 // format (yaml or json).
 func (t *tools) cmd(which tool, file string, gv schema.GroupVersion, format string) measure.Cmd {
 	if which == mvpctl {
-		// --builtin=false: the rules are read once, from -rules, not also
-		// from the copy embedded in the binary.
-		return measure.Cmd{Path: t.opts.mvpctl, Timeout: t.opts.processTimeout,
-			Args: []string{"convert", "--builtin=false", "--rules", t.opts.rules, "--output-version", gv.String(), "-f", file, "-o", format}}
+		args := []string{"convert", "--output-version", gv.String(), "-f", file, "-o", format}
+		if t.opts.rules != "" {
+			// --builtin=false: the rules are read once, from -rules, not
+			// also from the copy embedded in the binary.
+			args = append(args, "--builtin=false", "--rules", t.opts.rules)
+		}
+		return measure.Cmd{Path: t.opts.mvpctl, Timeout: t.opts.processTimeout, Args: args}
 	}
 	// No kubeconfig: kubectl-convert converts locally and must not read the
 	// user's.

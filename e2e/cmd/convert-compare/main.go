@@ -43,7 +43,7 @@ func main() {
 	flag.StringVar(&o.kubectlConvert, "kubectl-convert", "", "kubectl-convert binary (default: the e2e cache's, of -kubernetes-version)")
 	flag.StringVar(&o.kubeVersion, "kubernetes-version", "v1.35.4", "release of kubectl-convert in the e2e cache")
 	flag.StringVar(&o.repo, "repo", "..", "root of the mvpctl checkout (testdata/oracle, rules/builtin)")
-	flag.StringVar(&o.rules, "rules", "", "rules passed to mvpctl convert --builtin=false --rules (default REPO/rules/builtin)")
+	flag.StringVar(&o.rules, "rules", "", "rules passed to mvpctl convert --builtin=false --rules (default: the built-in rules embedded in the binary, as users run it)")
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved timing rounds (at most 50)")
 	flag.IntVar(&o.copies, "copies", 50, "copies of the corpus in each bundle of the bundle workload (at most 1000)")
 	flag.IntVar(&o.workers, "j", 2, "processes at a time while comparing outputs (timing runs one at a time)")
@@ -107,9 +107,6 @@ func run(ctx context.Context, o options) error {
 // resolve fills the defaults that depend on other flags and checks the
 // binaries exist.
 func (o *options) resolve() error {
-	if o.rules == "" {
-		o.rules = filepath.Join(o.repo, "rules", "builtin")
-	}
 	if o.kubectlConvert == "" {
 		p, err := bins.Find(bins.KubectlConvert, o.kubeVersion)
 		if err != nil {
@@ -118,6 +115,9 @@ func (o *options) resolve() error {
 		o.kubectlConvert = p
 	}
 	for _, p := range []*string{&o.mvpctl, &o.kubectlConvert, &o.repo, &o.rules} {
+		if *p == "" {
+			continue // no -rules
+		}
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return err

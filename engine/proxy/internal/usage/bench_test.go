@@ -21,8 +21,9 @@ func benchKeys(n int) []Key {
 }
 
 // BenchmarkTable_Record compares, in one run and in alternating phases, a
-// Record of a known client ("hit") and of a new client in a full table,
-// which evicts one ("new"), with what every proxied request already pays
+// Record of a known client ("hit"), of a new client in a full table,
+// which evicts one ("new"), and of one user rotating its user agent at its
+// quota ("rotate"), with what every proxied request already pays
 // for its metric: an increment of mvpctl_proxy_requests_total's seven
 // labels ("baseline").
 //
@@ -33,6 +34,13 @@ func BenchmarkTable_Record(b *testing.B) {
 	keys := benchKeys(2 * size) // cycling through twice the size, every access misses
 	for _, k := range keys[:size] {
 		tab.Record(Request{Key: k, Verb: "get", At: time.Now()})
+	}
+	// One user rotating its user agent: at its quota, each request
+	// replaces one of its own entries.
+	rotating := make([]Key, 2*DefaultPerUser)
+	for i := range rotating {
+		rotating[i] = keys[0]
+		rotating[i].UserAgent = fmt.Sprintf("rotating/%d", i)
 	}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total"},
 		[]string{"backend", "group", "version", "resource", "verb", "code", "decision"})
@@ -46,6 +54,7 @@ func BenchmarkTable_Record(b *testing.B) {
 		}},
 		{"hit", func(i int) { tab.Record(Request{Key: keys[i%100], Verb: "get", Emulated: true, At: at}) }},
 		{"new", func(i int) { tab.Record(Request{Key: keys[i%len(keys)], Verb: "list", At: at}) }},
+		{"rotate", func(i int) { tab.Record(Request{Key: rotating[i%len(rotating)], Verb: "list", At: at}) }},
 	}
 	spent := make([]time.Duration, len(phases))
 	const rounds = 5

@@ -25,7 +25,7 @@ func TestTable_Record_Counts(t *testing.T) {
 	tab.Record(Request{Key: k, Verb: "get", Emulated: true, At: t0.Add(time.Minute)})
 	tab.Record(Request{Key: k, Verb: "get", At: t0.Add(2 * time.Minute)})
 	tab.Record(Request{Key: k, Verb: "FROBNICATE", At: t0.Add(3 * time.Minute)})
-	want := Snapshot{Capacity: 10, Clients: []Entry{{
+	want := Snapshot{Capacity: 10, PerUser: 10, Clients: []Entry{{
 		Group: "policy", Version: "v1beta1", Resource: "poddisruptionbudgets", User: "alice", UserAgent: "kubectl/v1.36.3",
 		Count: 4, Emulated: 2, Verbs: map[string]uint64{"list": 1, "get": 2, "other": 1},
 		FirstSeen: t0, LastSeen: t0.Add(3 * time.Minute),
