@@ -117,7 +117,7 @@ func (p convertPlan) target(obj map[string]any) (gvk schema.GroupVersionKind, l 
 	to, needed = l.UpgradeAt(p.release, p.deprecated)
 	if needed && (to.Empty() || to.Kind != gvk.Kind) {
 		ns, name := namespaceName(obj)
-		return gvk, l, to, true, &noReplacementError{gvk: gvk, namespace: ns, name: name, status: p.status(l), replacement: to}
+		return gvk, l, to, true, &noReplacementError{gvk: gvk, namespace: ns, name: name, status: p.status(l), replacement: to, note: l.Note}
 	}
 	return gvk, l, to, needed, nil
 }
@@ -154,6 +154,7 @@ type noReplacementError struct {
 	namespace, name string
 	status          string
 	replacement     schema.GroupVersionKind
+	note            string // what to use instead, when no kind replaces it (builtin.Lifecycle.Note)
 }
 
 func (e *noReplacementError) Error() string {
@@ -165,6 +166,9 @@ func (e *noReplacementError) Error() string {
 		ref = "<unnamed>"
 	}
 	msg := fmt.Sprintf("%s %s (%s): %s", e.gvk.Kind, ref, e.gvk.GroupVersion(), e.status)
+	if e.replacement.Empty() && e.note != "" {
+		return msg + ", and Kubernetes names no replacement that this release serves (replacement: " + e.note + "): migrate it by hand"
+	}
 	if e.replacement.Empty() {
 		return msg + ", and Kubernetes names no replacement that this release serves: migrate it by hand"
 	}
