@@ -65,7 +65,7 @@ func (o convertOptions) roundTrip() bool {
 func newConvertCmd() *cobra.Command {
 	var opts convertOptions
 	cmd := &cobra.Command{
-		Use:   "convert -f FILE (--output-version GROUP/VERSION | --kubernetes-version vX.Y) [--rules RULES]",
+		Use:   "convert -f FILE (--output-version GROUP/VERSION | --kubernetes-version vX.Y) [--rules RULES] [FILE...]",
 		Short: "Convert manifests between API versions with TransformationRules",
 		Long: `Convert manifests between API versions with TransformationRules, like
 kubectl convert, for built-in kinds and custom resources alike, or upgrade
@@ -134,14 +134,20 @@ object carries it in the annotation ` + rules.ConversionDataAnnotation + `, so t
 converting it back gives the object as it was. --round-trip-data says
 whether converted objects keep that annotation. By default they do with
 --output-version and do not with --kubernetes-version, whose upgrade is one
-way (as kubectl convert writes none).`,
+way (as kubectl convert writes none).
+
+Arguments are inputs too, as if each were given with -f (pre-commit passes
+the files it checks that way).`,
 		Example: `  mvpctl convert -f manifests/ --kubernetes-version v1.36
   mvpctl convert -f ingress.yaml --output-version networking.k8s.io/v1
   kubectl get ingress -o yaml | mvpctl convert -f - --rules rules.yaml --output-version networking.k8s.io/v1beta1
   mvpctl convert -f manifests/ --rules rules/ --output-version apps/v1 -o name
   mvpctl convert -R -f chart/templates --kubernetes-version v1.36 --in-place`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Arguments are inputs as -f gives them: pre-commit and
+			// xargs pass file names that way.
+			opts.Files = append(opts.Files, args...)
 			opts.outputSet = cmd.Flags().Changed("output")
 			opts.roundTripDataSet = cmd.Flags().Changed("round-trip-data")
 			return runConvert(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
@@ -331,7 +337,7 @@ func stripConverted(out, orig map[string]any) {
 // convert returns an object converted, or with what failed as it was (the
 // converter leaves what it fails on unchanged); orig is obj before.
 func (r *convertReport) convert(ctx context.Context, source string, orig, obj map[string]any) map[string]any {
-	out, err := r.plan.convert(ctx, r.conv, obj)
+	out, err := r.plan.Convert(ctx, r.conv, obj)
 	if err == nil && r.opts.KubernetesVersion != "" {
 		err = r.meetTarget(source, out, orig)
 	}
@@ -410,7 +416,7 @@ func objectName(obj map[string]any) string {
 // that --allow-unconverted allows; it says whether the object failed.
 func (r *convertReport) report(source string, err error) bool {
 	var unconverted *engine.UnconvertedError
-	var noReplacement *noReplacementError
+	var noReplacement *engine.NoReplacementError
 	if r.opts.AllowUnconverted && (errors.As(err, &unconverted) || errors.As(err, &noReplacement)) {
 		if !r.opts.Quiet {
 			fmt.Fprintf(r.stderr, "warning: %s: %v; left unchanged\n", source, err)

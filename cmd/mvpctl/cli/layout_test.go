@@ -22,9 +22,10 @@ func TestLayout_ImportsGoOneWay(t *testing.T) {
 		"manifest":   nil,
 		"engine":     {"rules", "manifest"},
 		"schemadiff": {"rules"},
-		"scan":       {"rules", "manifest"},
+		"scan":       {"rules", "manifest", "engine"},
 		"lint":       {"rules", "engine", "schemadiff"},
-		"cmd":        {"rules", "engine", "schemadiff", "lint", "scan", "manifest"},
+		"webhook":    {"rules", "engine", "manifest"},
+		"cmd":        {"rules", "engine", "schemadiff", "lint", "scan", "manifest", "webhook"},
 	}
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...")
 	out, err := cmd.Output()

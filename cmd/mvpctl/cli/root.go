@@ -109,6 +109,8 @@ func newRootCmd(name, display string) *cobra.Command {
 		newCompletionCmd(),
 		newRulesCmd(),
 		newScanCmd(),
+		newWebhookCmd(),
+		newHelmCmd(),
 	)
 	if display != "mvpctl" {
 		renameExamples(root, display)
