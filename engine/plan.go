@@ -98,7 +98,7 @@ func (p Plan) Target(obj map[string]any) (gvk schema.GroupVersionKind, l builtin
 	to, needed = l.UpgradeAt(p.Release, p.Deprecated)
 	if needed && (to.Empty() || to.Kind != gvk.Kind) {
 		ns, name := namespaceName(obj)
-		return gvk, l, to, true, &NoReplacementError{GVK: gvk, Namespace: ns, Name: name, Status: p.status(l), Replacement: to}
+		return gvk, l, to, true, &NoReplacementError{GVK: gvk, Namespace: ns, Name: name, Status: p.status(l), Replacement: to, Note: l.Note}
 	}
 	return gvk, l, to, needed, nil
 }
@@ -139,6 +139,9 @@ type NoReplacementError struct {
 	// Replacement is what Kubernetes names instead, of another kind; zero
 	// when it names none.
 	Replacement schema.GroupVersionKind
+	// Note says what to use instead when no kind replaces it
+	// (builtin.Lifecycle.Note: ThirdPartyResource, a CustomResourceDefinition).
+	Note string
 }
 
 func (e *NoReplacementError) Error() string {
@@ -150,6 +153,9 @@ func (e *NoReplacementError) Error() string {
 		ref = "<unnamed>"
 	}
 	msg := fmt.Sprintf("%s %s (%s): %s", e.GVK.Kind, ref, e.GVK.GroupVersion(), e.Status)
+	if e.Replacement.Empty() && e.Note != "" {
+		return msg + ", and Kubernetes names no replacement that this release serves (replacement: " + e.Note + "): migrate it by hand"
+	}
 	if e.Replacement.Empty() {
 		return msg + ", and Kubernetes names no replacement that this release serves: migrate it by hand"
 	}

@@ -143,7 +143,9 @@ func anySchema() map[string]any {
 //     becomes false, with x-kubernetes-preserve-unknown-fields on the root and
 //     on every object of the schema, which keeps unknown fields as before;
 //   - a schema object with properties but no type gets type object, with
-//     items type array, and the root type object (what v1 requires of it).
+//     items type array, and the root type object (what v1 requires of it);
+//     one with neither gets x-kubernetes-preserve-unknown-fields, which v1
+//     allows instead of a type: any value, as v1beta1 took without a type.
 func meetCRD(obj map[string]any) []Fix {
 	spec, _ := obj["spec"].(map[string]any)
 	if spec == nil {
@@ -168,13 +170,13 @@ func meetCRD(obj map[string]any) []Fix {
 			fixes = append(fixes, Fix{path, "unset, which v1 does not allow; set to {type: object, x-kubernetes-preserve-unknown-fields: true} (any fields, as without a schema)"})
 			continue
 		}
-		var typed []string
+		var typed, untyped []string
 		if _, ok := root["type"]; !ok {
 			root["type"] = "object"
 			typed = append(typed, path)
 		}
 		walkSchema(root, path, true, func(n map[string]any, p string, isRoot bool) {
-			if _, ok := n["type"]; !ok && !isRoot && n["x-kubernetes-int-or-string"] != true {
+			if _, ok := n["type"]; !ok && !isRoot && n["x-kubernetes-int-or-string"] != true && n["x-kubernetes-preserve-unknown-fields"] != true {
 				switch {
 				case n["properties"] != nil:
 					n["type"] = "object"
@@ -182,6 +184,9 @@ func meetCRD(obj map[string]any) []Fix {
 				case n["items"] != nil:
 					n["type"] = "array"
 					typed = append(typed, p)
+				default:
+					n["x-kubernetes-preserve-unknown-fields"] = true
+					untyped = append(untyped, p)
 				}
 			}
 			if preserve && n["type"] == "object" && n["additionalProperties"] == nil && n["x-kubernetes-preserve-unknown-fields"] == nil {
@@ -190,6 +195,9 @@ func meetCRD(obj map[string]any) []Fix {
 		})
 		if len(typed) > 0 {
 			fixes = append(fixes, Fix{path, "type unset where properties or items give it, which v1 does not allow; set (object, array) at " + strings.Join(typed, ", ")})
+		}
+		if len(untyped) > 0 {
+			fixes = append(fixes, Fix{path, "type unset and nothing gives it, which v1 does not allow; x-kubernetes-preserve-unknown-fields: true (any value, as without a type) at " + strings.Join(untyped, ", ")})
 		}
 	}
 	return fixes

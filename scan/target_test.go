@@ -37,6 +37,11 @@ func TestMeetTarget_CRD(t *testing.T) {
 				"ports":{"type":"array","items":{"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{"port":{"type":"integer"}}}},"labels":{"type":"object","additionalProperties":{"type":"string"}}}}}}}}]}}`,
 			fixes: 2,
 		},
+		"a property without type": {
+			in:    `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","spec":{"versions":[{"name":"v1","schema":{"openAPIV3Schema":{"type":"object","properties":{"config":{"description":"anything"}}}}}]}}`,
+			want:  `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","spec":{"versions":[{"name":"v1","schema":{"openAPIV3Schema":{"type":"object","properties":{"config":{"description":"anything","x-kubernetes-preserve-unknown-fields":true}}}}}]}}`,
+			fixes: 1,
+		},
 		"structural already": {
 			in:   `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","spec":{"versions":[{"name":"v1","schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object"}}}}}]}}`,
 			want: `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","spec":{"versions":[{"name":"v1","schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object"}}}}}]}}`,

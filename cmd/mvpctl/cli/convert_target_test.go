@@ -63,3 +63,14 @@ func TestConvert_KubernetesVersionCRDSchema(t *testing.T) {
 		t.Errorf("-q: exit %d, stderr:\n%s", code, errOut)
 	}
 }
+
+// An extensions/v1beta1 ThirdPartyResource (removed in v1.8) fails with
+// what to use instead.
+func TestConvert_KubernetesVersionThirdPartyResource(t *testing.T) {
+	in := "apiVersion: extensions/v1beta1\nkind: ThirdPartyResource\nmetadata: {name: cron-tab.stable.example.com}\n"
+	code, _, errOut := run(t, in, "convert", "-f", "-", "--kubernetes-version", "v1.36")
+	if code != 1 || !strings.Contains(errOut, "ThirdPartyResource cron-tab.stable.example.com (extensions/v1beta1): removed in v1.8") ||
+		!strings.Contains(errOut, "(replacement: none; use a CustomResourceDefinition (apiextensions.k8s.io/v1)): migrate it by hand") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
