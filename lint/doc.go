@@ -16,7 +16,9 @@
 //   - Schemas ([Options.From], [Options.To], loaded by schemadiff.Load):
 //     paths and targets against the schema of the object at each step,
 //     type hints and values against types and enums, required fields of
-//     the target version.
+//     the target version, and steps run on a value of each shape the schema
+//     of the version they read allows (value-not-convertible: a conversion
+//     of an int-or-string field, a jq expression that assumes one type).
 //   - Information loss: which fields lose data in which direction, and
 //     that the conversion-data annotation carries it.
 //   - Round trips ([Options.Samples], [Options.Examples]): reverse(forward(x))

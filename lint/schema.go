@@ -310,6 +310,7 @@ func (s *ruleSchema) step(i int) {
 	cur := s.checkSource(i, t, path)
 	dst := s.checkTarget(i, t, path, target)
 	s.checkHints(i, t, path, cur, dst)
+	s.checkConvertible(i, t, path, target, cur)
 	s.apply(t, path, target, dst)
 }
 

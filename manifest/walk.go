@@ -46,6 +46,12 @@ func Walk(root string, opts WalkOptions, visit func(path string, err error) erro
 	if !info.IsDir() {
 		return 0, visit(root, nil)
 	}
+	if li, err := os.Lstat(root); err == nil && li.Mode()&os.ModeSymlink != 0 {
+		// A link to a directory given as the root is read, as kubectl -f
+		// reads it (filepath.WalkDir would not descend into it); links
+		// inside it are not followed.
+		root += string(filepath.Separator)
+	}
 	match := opts.Match
 	if match == nil {
 		match = IsManifest

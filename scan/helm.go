@@ -1,13 +1,11 @@
 package scan
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/mvpctl/mvpctl/scan/helmrelease"
 )
 
 // Helm 3 keeps each revision of a release in a Secret of type
@@ -15,7 +13,7 @@ import (
 // owner=helm, name, status and version, whose "release" key holds the
 // release as base64 text of gzipped JSON (helm's pkg/storage/driver/util.go).
 const (
-	helmSecretType = "helm.sh/release.v1"
+	helmSecretType = helmrelease.SecretType
 	// helmDeployed selects the revision each release has deployed: the one
 	// `helm upgrade` builds its current objects from, and fails on when they
 	// use a removed API.
@@ -23,9 +21,7 @@ const (
 )
 
 // MaxRelease bounds a decoded Helm release (its JSON after gunzip).
-const MaxRelease = 64 << 20
-
-var gzipMagic = []byte{0x1f, 0x8b, 0x08}
+const MaxRelease = helmrelease.MaxRelease
 
 // HelmRelease is what a scan reads of a Helm release.
 type HelmRelease struct {
@@ -37,31 +33,12 @@ type HelmRelease struct {
 }
 
 // DecodeHelmRelease decodes the "release" value of a Helm 3 storage object
-// as Helm does: base64, then gunzip if the gzip magic is there (releases of
-// early Helm 3 are not compressed), then JSON. Only the standard library is
-// needed; the decompressed size is bounded by MaxRelease.
+// as Helm does (package helmrelease: base64, then gunzip if the gzip magic
+// is there, then JSON), bounded by MaxRelease.
 func DecodeHelmRelease(data []byte) (*HelmRelease, error) {
-	raw := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
-	n, err := base64.StdEncoding.Decode(raw, bytes.TrimSpace(data))
+	body, err := helmrelease.DecodeJSON(data)
 	if err != nil {
-		return nil, fmt.Errorf("helm release: base64: %w", err)
-	}
-	raw = raw[:n]
-	var r io.Reader = bytes.NewReader(raw)
-	if bytes.HasPrefix(raw, gzipMagic) {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, fmt.Errorf("helm release: gzip: %w", err)
-		}
-		defer zr.Close()
-		r = zr
-	}
-	body, err := io.ReadAll(io.LimitReader(r, MaxRelease+1))
-	if err != nil {
-		return nil, fmt.Errorf("helm release: gzip: %w", err)
-	}
-	if len(body) > MaxRelease {
-		return nil, fmt.Errorf("helm release: larger than %d MiB decompressed", MaxRelease>>20)
+		return nil, err
 	}
 	var rel HelmRelease
 	if err := json.Unmarshal(body, &rel); err != nil {

@@ -264,9 +264,23 @@ func scanStream(name string, r io.Reader, chk checker, at Location) (findings []
 				f.Line = o.line
 			}
 			f.Namespace, f.Name = o.namespace, o.name
+			f.NeedsDecision = o.decisions()
 			findings = append(findings, f)
 		}
 	}
+}
+
+// decisions returns what converting the object needs the user to decide,
+// for the kinds where the target refuses what the old version allowed.
+func (o object) decisions() []Undecided {
+	if o.kind != "ValidatingWebhookConfiguration" && o.kind != "MutatingWebhookConfiguration" || o.node == nil {
+		return nil
+	}
+	var m map[string]any
+	if err := o.node.Decode(&m); err != nil {
+		return nil
+	}
+	return WebhookDecisions(m)
 }
 
 // decodeAll turns off the mayFlag test, for the benchmark that measures

@@ -76,6 +76,12 @@ type Finding struct {
 	// target serves (PodSecurityPolicy).
 	ReplacementAPIVersion string `json:"replacementApiVersion,omitempty"`
 	ReplacementKind       string `json:"replacementKind,omitempty"`
+	// Note says what to use instead when no kind replaces this one
+	// (ThirdPartyResource: a CustomResourceDefinition).
+	Note string `json:"note,omitempty"`
+	// NeedsDecision are the fields whose value the replacement refuses and
+	// only the user can choose (a webhook's sideEffects), with the choices.
+	NeedsDecision []Undecided `json:"needsDecision,omitempty"`
 	// Convertible says whether the built-in rules of mvpctl convert the
 	// object to a version the target release serves (mvpctl convert, mvpctl
 	// proxy).
@@ -119,11 +125,16 @@ func (f Finding) Message(target builtin.Release) string {
 	}
 	if r := f.Replacement(); r != "" {
 		fmt.Fprintf(&b, "; use %s", r)
+	} else if f.Note != "" {
+		fmt.Fprintf(&b, "; replacement: %s", f.Note)
 	} else {
 		fmt.Fprintf(&b, "; Kubernetes %s names no replacement", target)
 	}
 	if f.Convertible {
 		b.WriteString(" (mvpctl convert converts it)")
+	}
+	for _, u := range f.NeedsDecision {
+		fmt.Fprintf(&b, "; %s", u)
 	}
 	return b.String()
 }
@@ -205,7 +216,7 @@ func (c checker) check(apiVersion, kind string) (Finding, bool) {
 	if !ok {
 		return Finding{}, false
 	}
-	f := Finding{APIVersion: apiVersion, Kind: kind, DeprecatedIn: l.Deprecated.String(), RemovedIn: l.Removed.String()}
+	f := Finding{APIVersion: apiVersion, Kind: kind, DeprecatedIn: l.Deprecated.String(), RemovedIn: l.Removed.String(), Note: l.Note}
 	switch {
 	case l.Removed.AtOrAfter(c.target):
 		f.Status = Removed

@@ -455,3 +455,22 @@ func TestRun_TypedListItemsWithoutType(t *testing.T) {
 		}
 	}
 }
+
+// An extensions/v1beta1 ThirdPartyResource (removed in 1.8, long before
+// k8s.io/api had lifecycle data) is found, as removed with no replacement
+// and a note saying what to use instead.
+func TestRun_ThirdPartyResource(t *testing.T) {
+	in := "apiVersion: extensions/v1beta1\nkind: ThirdPartyResource\nmetadata: {name: cron-tab.stable.example.com}\nversions: [{name: v1}]\n"
+	target := builtin.Release{Major: 1, Minor: 36}
+	res := Run(context.Background(), []string{"-"}, Options{Stdin: strings.NewReader(in), Target: target})
+	if len(res.Findings) != 1 || len(res.Errors) != 0 {
+		t.Fatalf("findings %+v, errors %v", res.Findings, res.Errors)
+	}
+	f := res.Findings[0]
+	if f.Status != Removed || f.RemovedIn != "v1.8" || f.Replacement() != "" || f.Convertible || !strings.Contains(f.Note, "CustomResourceDefinition") {
+		t.Errorf("finding: %+v", f)
+	}
+	if msg := f.Message(target); !strings.Contains(msg, "removed in v1.8") || !strings.Contains(msg, "replacement: none; use a CustomResourceDefinition") {
+		t.Errorf("message: %s", msg)
+	}
+}

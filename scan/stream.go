@@ -153,6 +153,7 @@ func isSeparator(line []byte) bool {
 type object struct {
 	apiVersion, kind, namespace, name string
 	line                              int
+	node                              *yaml.Node // the object, for the checks that read more than its type
 }
 
 // decodeObjects decodes one document and returns its objects: the document
@@ -214,7 +215,7 @@ func objectOf(n *yaml.Node, offset int) (object, bool) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return object{}, false
 	}
-	o := object{apiVersion: scalar(value(n, "apiVersion")), kind: scalar(value(n, "kind")), line: n.Line + offset}
+	o := object{apiVersion: scalar(value(n, "apiVersion")), kind: scalar(value(n, "kind")), line: n.Line + offset, node: n}
 	if o.apiVersion == "" || o.kind == "" {
 		return object{}, false
 	}

@@ -28,20 +28,19 @@ import (
 // Kubernetes writes). Key: the server's name of the object; value: what
 // its refusal must say, and why.
 var refusals = map[string]struct{ says, why string }{
-	`ValidatingAdmissionPolicy.admissionregistration.k8s.io "require-team-label"`:                   {"must evaluate to one of [string null_type]", "v1.36's CEL type check is stricter than the manifest's expression"},
-	`MutatingWebhookConfiguration.admissionregistration.k8s.io "example-operator-mutating-webhook"`: {`sideEffects: Unsupported value: "Unknown"`, "v1beta1 defaulted sideEffects to Unknown, which v1 refuses: the webhook's author must choose None or NoneOnDryRun"},
-	`MutatingWebhookConfiguration.admissionregistration.k8s.io "platform-defaults"`:                 {`sideEffects: Unsupported value: "Unknown"`, "v1beta1's sideEffects default Unknown, which v1 refuses"},
-	`ValidatingWebhookConfiguration.admissionregistration.k8s.io "deny-privileged"`:                 {`sideEffects: Unsupported value: "Unknown"`, "v1beta1's sideEffects default Unknown, which v1 refuses"},
-	`CustomResourceDefinition.apiextensions.k8s.io "crontabs.stable.example.com"`:                   {"preserveUnknownFields: Invalid value: true", "v1 requires a structural schema and no preserveUnknownFields, which a v1beta1 CRD without them cannot be given automatically"},
-	`CustomResourceDefinition.apiextensions.k8s.io "widgets.example.com"`:                           {"preserveUnknownFields: Invalid value: true", "v1 requires a structural schema and no preserveUnknownFields"},
-	`CustomResourceDefinition.apiextensions.k8s.io "crontabs.numbers.example.com"`:                  {"preserveUnknownFields: Invalid value: true", "v1 requires a structural schema and no preserveUnknownFields"},
-	`HorizontalPodAutoscaler.autoscaling "worker"`:                                                  {"containerResource.container: Required value", "the manifest names no container"},
-	`HorizontalPodAutoscaler.autoscaling "api"`:                                                     {`object.target.value: Invalid value: "0"`, "v2beta1's targetValue 0 beside averageValue becomes v2's value 0, as Kubernetes converts it"},
-	`Event "worker-3.17a0c4000000"`:                                                                 {"needs to be unset", "an event as a server wrote it, deprecated fields and series together, which no client may create"},
-	`Ingress.networking.k8s.io "quoted"`:                                                            {`port.name: Invalid value: "8080"`, `servicePort "8080" (a string) becomes a port name, as Kubernetes converts it`},
-	`PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io "exempt-monitoring"`:                   {"must be 'Exempt' if and only if `name` is 'exempt'", "only the built-in exempt level may be Exempt"},
-	`VolumeAttributesClass.storage.k8s.io "default"`:                                                {"parameters: Required value", "the manifest has no parameters"},
+	`ValidatingAdmissionPolicy.admissionregistration.k8s.io "require-team-label"`: {"must evaluate to one of [string null_type]", "v1.36's CEL type check is stricter than the manifest's expression"},
+	`HorizontalPodAutoscaler.autoscaling "worker"`:                                {"containerResource.container: Required value", "the manifest names no container"},
+	`HorizontalPodAutoscaler.autoscaling "api"`:                                   {`object.target.value: Invalid value: "0"`, "v2beta1's targetValue 0 beside averageValue becomes v2's value 0, as Kubernetes converts it"},
+	`Event "worker-3.17a0c4000000"`:                                               {"needs to be unset", "an event as a server wrote it, deprecated fields and series together, which no client may create"},
+	`Ingress.networking.k8s.io "quoted"`:                                          {`port.name: Invalid value: "8080"`, `servicePort "8080" (a string) becomes a port name, as Kubernetes converts it`},
+	`PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io "exempt-monitoring"`: {"must be 'Exempt' if and only if `name` is 'exempt'", "only the built-in exempt level may be Exempt"},
+	`VolumeAttributesClass.storage.k8s.io "default"`:                              {"parameters: Required value", "the manifest has no parameters"},
 }
+
+// undecidedWebhooks is how many webhooks of the corpus leave sideEffects
+// unset (v1beta1: Unknown), which v1 refuses: deny-privileged,
+// example-operator-mutating-webhook and platform-defaults.
+const undecidedWebhooks = 3
 
 // legacySigner is the signer v1beta1 defaulted for requests it could not
 // attribute to a kubelet; certificates.k8s.io/v1 refuses it for new objects.
@@ -49,8 +48,11 @@ const legacySigner = "kubernetes.io/legacy-unknown"
 
 // The whole corpus (realistic manifests of every old version the built-in
 // rules convert) upgraded for v1.36 in one command, then applied in one
-// batch with --dry-run=server to a v1.36 kube-apiserver: every object is
-// accepted. Objects the test cannot apply are skipped with the reason
+// batch with server-side apply, --dry-run=server and strict field
+// validation to a v1.36 kube-apiserver: every object is accepted, the
+// v1beta1 CRDs and webhooks included (convert makes them valid for v1, the
+// webhooks' sideEffects decided by a flag after scan and convert reported
+// them), but for the refusals listed, which are the manifests' own. Objects the test cannot apply are skipped with the reason
 // listed in the log: a removed version Kubernetes names no replacement for
 // (convert refuses them, and must say so), a version v1.36 still serves
 // but does not enable by default (convert leaves it as it is), and a CSR
@@ -72,13 +74,28 @@ func TestConvert_CorpusAcceptedByV136(t *testing.T) {
 	if _, err := c.Write(filepath.Join(work, "corpus")); err != nil {
 		t.Fatal(err)
 	}
-	converted, errOut, code := run(t, work, nil, mvpctl, "convert", "--kubernetes-version", "v1.36", "-R", "-f", "corpus", "--continue-on-error")
-	noReplacement := 0
+	// What v1.36 refuses and only the user can decide is reported, by scan
+	// before anything is written and by convert, which fails those objects.
+	out, _, _ := run(t, work, nil, mvpctl, "scan", "--kubernetes-version", "v1.36", "-R", "-f", "corpus")
+	if n := strings.Count(out, "sideEffects: unset (v1beta1: Unknown) is not allowed by v1; decide with --set-webhook-side-effects=None|NoneOnDryRun"); n != undecidedWebhooks {
+		t.Errorf("scan reported %d webhooks whose sideEffects needs a decision, want %d:\n%s", n, undecidedWebhooks, out)
+	}
+	_, errOut, _ := run(t, work, nil, mvpctl, "convert", "--kubernetes-version", "v1.36", "-R", "-f", "corpus", "--continue-on-error")
+	if n := strings.Count(errOut, "decide with --set-webhook-side-effects=None|NoneOnDryRun"); n != undecidedWebhooks {
+		t.Errorf("convert reported %d webhooks whose sideEffects needs a decision, want %d:\n%s", n, undecidedWebhooks, errOut)
+	}
+	// Decided, every object with a replacement converts; what is made valid
+	// for v1.36 mechanically (CRD schemas, admissionReviewVersions) is a
+	// warning per object and fix.
+	converted, errOut, code := run(t, work, nil, mvpctl, "convert", "--kubernetes-version", "v1.36", "-R", "-f", "corpus", "--continue-on-error", "--set-webhook-side-effects=None")
+	noReplacement, fixes := 0, 0
 	for _, l := range strings.Split(strings.TrimSpace(errOut), "\n") {
 		switch {
 		case l == "":
 		case strings.Contains(l, "Kubernetes names no replacement that this release serves"):
 			noReplacement++
+		case strings.HasPrefix(l, "warning: "):
+			fixes++
 		case strings.HasPrefix(l, "error: ") && strings.Contains(l, " documents failed to convert; written unchanged"):
 		default:
 			t.Errorf("convert: %s", l)
@@ -87,6 +104,7 @@ func TestConvert_CorpusAcceptedByV136(t *testing.T) {
 	if code != 0 && noReplacement == 0 {
 		t.Fatalf("convert: exit %d\n%s", code, errOut)
 	}
+	t.Logf("convert: %d fixes for v1.36's validation, %d objects without replacement", fixes, noReplacement)
 
 	cp := framework.Start(t, framework.Options{Versions: []string{serverVersion}})
 	cs, err := kubernetes.NewForConfig(cp.Server(0).RESTConfig())
@@ -180,8 +198,11 @@ func decodeAll(t *testing.T, out string) []*unstructured.Unstructured {
 	return objs
 }
 
-// applyDryRun applies the objects in one kubectl run with --dry-run=server
-// and checks that the server accepted each.
+// applyDryRun applies the objects in one kubectl run with server-side
+// apply, --dry-run=server and strict field validation, and checks that the
+// server accepted each. --force-conflicts: the corpus has flowcontrol
+// objects named as the server's own, whose fields its config producer
+// manages; what is checked is validation, not ownership.
 func applyDryRun(t *testing.T, kubectl, kubeconfig, work string, objs []*unstructured.Unstructured) {
 	t.Helper()
 	var b bytes.Buffer
@@ -197,7 +218,7 @@ func applyDryRun(t *testing.T, kubectl, kubeconfig, work string, objs []*unstruc
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, _ := run(t, work, []string{"KUBECONFIG=" + kubeconfig}, kubectl, "apply", "--dry-run=server", "-f", file, "-o", "name")
+	out, errOut, _ := run(t, work, []string{"KUBECONFIG=" + kubeconfig}, kubectl, "apply", "--server-side", "--force-conflicts", "--dry-run=server", "--validate=strict", "-f", file, "-o", "name")
 	refused, refusedObjects := map[string]bool{}, 0
 	for _, l := range strings.Split(strings.TrimSpace(errOut), "\n") {
 		if l == "" || strings.HasPrefix(l, "Warning: ") || strings.HasPrefix(l, " ") {
@@ -221,6 +242,7 @@ func applyDryRun(t *testing.T, kubectl, kubeconfig, work string, objs []*unstruc
 			t.Errorf("%s was not refused (%q): remove it from refusals", name, r.says)
 		}
 	}
+	t.Logf("kubectl apply --server-side --dry-run=server --validate=strict: %d objects, %d accepted, %d refused", len(objs), len(strings.Fields(out)), refusedObjects)
 	if n := len(strings.Fields(out)); n+refusedObjects != len(objs) {
 		t.Errorf("kubectl apply --dry-run=server accepted %d objects and refused %d, of %d:\n%s", n, refusedObjects, len(objs), out)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -48,11 +47,17 @@ type backend struct {
 	token       string
 	tokenSource oauth2.TokenSource // from Backend.BearerTokenFile; nil without
 
-	// identity presents the proxy's client certificate; plain presents none,
-	// so that a client's bearer token is what the server authenticates
-	// (kube-apiserver tries x509 before tokens).
-	identity *http.Transport
-	plain    *http.Transport
+	// own carries the proxy's own requests; identity the impersonated
+	// requests of certificate users (both present the proxy's client
+	// certificate); plain presents none, so that a client's bearer token is
+	// what the server authenticates (kube-apiserver tries x509 before
+	// tokens). Each has its own connections and budget.
+	own      *upstreamPool
+	identity *upstreamPool
+	plain    *upstreamPool
+	// behalf holds the slots of the own pool's requests that clients cause
+	// (onBehalf).
+	behalf chan struct{}
 	// maxObject bounds a document read whole (discovery, OpenAPI).
 	maxObject int64
 	// authz asks the backend's authorizer, with the proxy's identity.
@@ -98,9 +103,11 @@ type cachedDoc struct {
 // upstreamLimits bound a backend's connections and what is read whole from
 // it.
 type upstreamLimits struct {
-	maxIdle   int   // idle connections kept, per pool
-	maxConns  int   // connections, per pool
-	maxObject int64 // bytes of one object or document
+	maxIdle   int           // idle connections kept, per pool
+	maxConns  int           // connections, per client pool
+	ownConns  int           // connections of the proxy's own pool
+	connWait  time.Duration // how long a request waits for a connection
+	maxObject int64         // bytes of one object or document
 }
 
 func newBackend(cfg Backend, lim upstreamLimits) (*backend, error) {
@@ -112,6 +119,15 @@ func newBackend(cfg Backend, lim upstreamLimits) (*backend, error) {
 	}
 	if p := cfg.URL.Path; p != "" && p != "/" {
 		return nil, fmt.Errorf("backend %s: a path prefix is not supported", cfg.URL)
+	}
+	if lim.ownConns <= 0 {
+		lim.ownConns = DefaultOwnConnsPerBackend
+	}
+	if lim.maxConns <= 0 {
+		lim.maxConns = DefaultMaxUpstreamConnsPerBackend
+	}
+	if lim.connWait <= 0 {
+		lim.connWait = DefaultUpstreamConnWait
 	}
 	u := &url.URL{Scheme: cfg.URL.Scheme, Host: cfg.URL.Host}
 	name := cfg.Name
@@ -131,8 +147,10 @@ func newBackend(cfg Backend, lim upstreamLimits) (*backend, error) {
 		name:     name,
 		url:      u,
 		token:    cfg.BearerToken,
-		identity: newTransport(idTLS, lim.maxIdle, lim.maxConns),
-		plain:    newTransport(plainTLS, lim.maxIdle, lim.maxConns),
+		own:      newUpstreamPool(poolOwn, idTLS, min(lim.maxIdle, lim.ownConns), lim.ownConns, lim.connWait),
+		identity: newUpstreamPool(poolImpersonating, idTLS, lim.maxIdle, lim.maxConns, lim.connWait),
+		plain:    newUpstreamPool(poolClient, plainTLS, lim.maxIdle, lim.maxConns, lim.connWait),
+		behalf:   make(chan struct{}, onBehalfPerBackend),
 		wake:     make(chan struct{}, 1),
 		etags:    map[string]cachedDoc{},
 	}
@@ -168,7 +186,7 @@ func (c proxyCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context()) // a RoundTripper leaves its request alone
 	req.Header.Set("User-Agent", proxyUserAgent)
 	c.b.setIdentity(req.Header)
-	return c.b.identity.RoundTrip(req)
+	return c.b.own.RoundTrip(req)
 }
 
 // setIdentity puts the proxy's own bearer token, if it has one, on req in
@@ -184,34 +202,6 @@ func (b *backend) setIdentity(h http.Header) {
 	}
 	if token != "" {
 		h.Set("Authorization", "Bearer "+token)
-	}
-}
-
-// newTransport is an HTTP/1.1 transport tuned for a proxy in front of one
-// server: HTTP/2 upstream serialises large responses on one connection,
-// compression is left to the client (otherwise Go
-// asks for gzip on the client's behalf and unzips it), and enough idle
-// connections are kept that a busy proxy does not dial per request. At most
-// maxConns connections are open: requests past them wait for one (a watch
-// holds its connection until it ends).
-func newTransport(tlsConfig *tls.Config, maxIdle, maxConns int) *http.Transport {
-	tlsConfig.NextProtos = []string{"http/1.1"}
-	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	return &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		TLSClientConfig:       tlsConfig,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ForceAttemptHTTP2:     false,
-		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
-		DisableCompression:    true,
-		MaxIdleConns:          maxIdle,
-		MaxIdleConnsPerHost:   maxIdle,
-		MaxConnsPerHost:       maxConns,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ReadBufferSize:        32 << 10,
-		WriteBufferSize:       32 << 10,
 	}
 }
 
@@ -243,8 +233,8 @@ func (b *backend) markDown(reason string) {
 	}
 }
 
-// roundTripper returns the transport for a request: with the proxy's
-// identity or without any client credentials.
+// roundTripper returns the pool of a client's request: with the proxy's
+// identity (impersonating) or without any client credentials.
 func (b *backend) roundTripper(withIdentity bool) http.RoundTripper {
 	if withIdentity {
 		return b.identity
@@ -252,7 +242,7 @@ func (b *backend) roundTripper(withIdentity bool) http.RoundTripper {
 	return b.plain
 }
 
-// get performs a GET with the proxy's identity.
+// get performs a GET with the proxy's identity, on its own pool.
 func (b *backend) get(ctx context.Context, path, accept string, hdr map[string]string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.url.String()+path, nil)
 	if err != nil {
@@ -266,10 +256,23 @@ func (b *backend) get(ctx context.Context, path, accept string, hdr map[string]s
 	}
 	req.Header.Set("User-Agent", proxyUserAgent)
 	b.setIdentity(req.Header)
-	return b.identity.RoundTrip(req)
+	return b.own.RoundTrip(req)
+}
+
+// pools are the backend's connection pools.
+func (b *backend) pools() []*upstreamPool { return []*upstreamPool{b.own, b.identity, b.plain} }
+
+// transports are the transports of every pool.
+func (b *backend) transports() []*http.Transport {
+	var out []*http.Transport
+	for _, u := range b.pools() {
+		out = append(out, u.h2, u.h1)
+	}
+	return out
 }
 
 func (b *backend) close() {
-	b.identity.CloseIdleConnections()
-	b.plain.CloseIdleConnections()
+	for _, u := range b.pools() {
+		u.closeIdle()
+	}
 }

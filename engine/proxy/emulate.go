@@ -82,13 +82,19 @@ func (h emulationHost) CRD(ctx context.Context, name string) (*apiextensionsv1.C
 	err := errors.New("no kube-apiserver is ready")
 	path := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + url.PathEscape(name)
 	for _, b := range ready {
+		release, rerr := b.onBehalf(ctx)
+		if rerr != nil {
+			return nil, rerr
+		}
 		resp, rerr := b.get(ctx, path, "application/json", nil)
 		if rerr != nil {
+			release()
 			err = rerr
 			continue
 		}
 		body, rerr := response.ReadObject(resp.Body, p.opts.MaxObjectBytes)
 		resp.Body.Close()
+		release()
 		switch {
 		case rerr != nil:
 			err = rerr

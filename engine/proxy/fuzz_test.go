@@ -228,7 +228,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 	// Every connection the proxy opens to a backend goes through these
 	// dialers; nothing may be dialed but the fake.
 	for _, be := range p.list() {
-		for _, tr := range []*http.Transport{be.identity, be.plain} {
+		for _, tr := range be.transports() {
 			dial := tr.DialContext
 			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 				if addr != h.fakeAddr {

@@ -393,7 +393,13 @@ func (p *Proxy) subjectAccessReview(ctx context.Context, user string, groups []s
 	var lastErr error = fmt.Errorf("no ready kube-apiserver serves %s", key)
 	for _, b := range p.readyBackends(&key) {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		release, err := b.onBehalf(rctx)
+		if err != nil {
+			cancel()
+			return false, "", fmt.Errorf("SubjectAccessReview: waiting for a connection: %w", err)
+		}
 		out, err := b.authz.SubjectAccessReviews().Create(rctx, sar, metav1.CreateOptions{})
+		release()
 		cancel()
 		if err != nil {
 			// An answer (a Status) is the cluster's; only a backend that

@@ -27,8 +27,10 @@ const (
 	// memory at once, across all requests.
 	DefaultMaxBufferedRequestBytes = 128 << 20
 	// DefaultMaxUpstreamConnsPerBackend bounds the connections to one
-	// backend, per connection pool (the proxy's identity, clients' own
-	// credentials). Watches hold one each.
+	// backend, per client connection pool (certificate users impersonated,
+	// clients' own credentials). Over HTTP/2 each carries up to the
+	// server's stream limit (kube-apiserver: 100) of requests and watches;
+	// over HTTP/1.1 (upgrades, a backend without h2) one.
 	DefaultMaxUpstreamConnsPerBackend = 1024
 	// DefaultMaxObjectBytes bounds one object, Table or discovery document
 	// read whole from a backend (etcd's default request limit is 1.5 MiB;
@@ -292,6 +294,10 @@ func defaultLimits(o *Options) error {
 		o.MaxUpstreamConnsPerBackend = DefaultMaxUpstreamConnsPerBackend
 	}
 	o.MaxIdleConnsPerBackend = min(o.MaxIdleConnsPerBackend, o.MaxUpstreamConnsPerBackend)
+	if o.UpstreamConnWait <= 0 {
+		o.UpstreamConnWait = DefaultUpstreamConnWait
+	}
+	o.Fairness.defaults()
 	if o.MaxObjectBytes <= 0 {
 		o.MaxObjectBytes = DefaultMaxObjectBytes
 	}

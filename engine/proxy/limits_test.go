@@ -338,10 +338,13 @@ func TestNew_UpstreamConnectionsAreCapped(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, b := range p.list() {
-			for _, tr := range []*http.Transport{b.identity, b.plain} {
-				if tr.MaxConnsPerHost != tc.maxConns || tr.MaxIdleConnsPerHost != tc.idle {
-					t.Errorf("MaxConnsPerHost %d, MaxIdleConnsPerHost %d; want %d, %d", tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost, tc.maxConns, tc.idle)
+			for _, u := range []*upstreamPool{b.identity, b.plain} {
+				if got := cap(u.budget.slots); got != tc.maxConns || u.h2.MaxIdleConnsPerHost != tc.idle || u.h1.MaxIdleConnsPerHost != tc.idle {
+					t.Errorf("%s: budget %d, MaxIdleConnsPerHost %d/%d; want %d, %d", u.name, got, u.h2.MaxIdleConnsPerHost, u.h1.MaxIdleConnsPerHost, tc.maxConns, tc.idle)
 				}
+			}
+			if got := cap(b.own.budget.slots); got != DefaultOwnConnsPerBackend {
+				t.Errorf("the proxy's own pool has a budget of %d; want %d", got, DefaultOwnConnsPerBackend)
 			}
 		}
 	}

@@ -57,7 +57,12 @@ func (p *Proxy) mergedOpenAPIV2(ctx context.Context, wantProto bool) ([]byte, st
 	var docs [][]byte
 	var key strings.Builder
 	for _, b := range ready {
+		release, err := b.onBehalf(ctx)
+		if err != nil {
+			return nil, "", err
+		}
 		body, _, etag, err := b.fetchDoc(ctx, "/openapi/v2", "application/json")
+		release()
 		if err != nil {
 			continue // a server that cannot answer now leaves the union
 		}

@@ -137,7 +137,7 @@ func benchMvpctl(b *testing.B, bb *benchBackend) *Proxy {
 func benchFloor(b *testing.B, bb *benchBackend) http.Handler {
 	b.Helper()
 	be := bb.backend(b)
-	tr := newTransport(be.TLS.Clone(), 256, DefaultMaxUpstreamConnsPerBackend)
+	tr := newTransport(be.TLS.Clone(), 256, true)
 	b.Cleanup(tr.CloseIdleConnections)
 	return &httputil.ReverseProxy{
 		Rewrite:    func(pr *httputil.ProxyRequest) { pr.SetURL(be.URL); pr.SetXForwarded(); pr.Out.Host = "" },
@@ -346,11 +346,15 @@ func BenchmarkOverhead(b *testing.B) {
 	cannedBB := newBenchBackend(b)
 	cannedP := benchMvpctl(b, cannedBB)
 	for _, be := range cannedP.list() {
-		be.plain.RegisterProtocol("https", cannedResponses{cannedBB})
+		canned := newTransport(be.plain.h1.TLSClientConfig.Clone(), 256, false)
+		canned.RegisterProtocol("https", cannedResponses{cannedBB})
+		be.plain.h2 = canned
 	}
 	cannedBare, cannedFloor := benchBare(b, cannedBB), benchFloor(b, cannedBB)
 	cannedBare.(*httputil.ReverseProxy).Transport.(*http.Transport).RegisterProtocol("https", cannedResponses{cannedBB})
-	cannedFloor.(*httputil.ReverseProxy).Transport.(*http.Transport).RegisterProtocol("https", cannedResponses{cannedBB})
+	cannedFloorTr := newTransport(cannedBB.backend(b).TLS.Clone(), 256, false)
+	cannedFloorTr.RegisterProtocol("https", cannedResponses{cannedBB})
+	cannedFloor.(*httputil.ReverseProxy).Transport = cannedFloorTr
 	get := benchNamespacePath + "/cm-001"
 	for _, sc := range []struct {
 		name string

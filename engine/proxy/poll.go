@@ -118,13 +118,16 @@ func (p *Proxy) probe(ctx context.Context, b *backend) {
 }
 
 // publish stores the new state unless a request marked the backend down in
-// the meantime, in which case the next probe decides.
+// the meantime, in which case the next probe decides. Another probe that
+// published first (a poll racing an on-demand probe) is not such a mark.
 func (p *Proxy) publish(b *backend, old, next *backendState) {
 	if !b.state.CompareAndSwap(old, next) {
 		cur := b.snapshot()
 		merged := *next
-		merged.ready = false
-		merged.lastError = cur.lastError
+		if !cur.ready {
+			merged.ready = false
+			merged.lastError = cur.lastError
+		}
 		if !b.state.CompareAndSwap(cur, &merged) {
 			return
 		}

@@ -65,11 +65,22 @@ type Options struct {
 	// [DefaultMaxBufferedRequestBytes].
 	MaxBufferedRequestBytes int64
 	// MaxUpstreamConnsPerBackend bounds the connections to one backend in
-	// each of its two pools (the proxy's identity; clients' own
-	// credentials): requests past it wait for a free connection, and
-	// MaxIdleConnsPerBackend is lowered to it. Zero means
-	// [DefaultMaxUpstreamConnsPerBackend].
+	// each of its two client pools (certificate users impersonated with the
+	// proxy's identity; clients' own credentials); the proxy's own requests
+	// have [DefaultOwnConnsPerBackend] of their own. Requests past it wait
+	// for a connection, at most UpstreamConnWait, and
+	// MaxIdleConnsPerBackend is lowered to it. Upstream is HTTP/2 where the
+	// backend offers it: a connection carries many requests and watches.
+	// Zero means [DefaultMaxUpstreamConnsPerBackend].
 	MaxUpstreamConnsPerBackend int
+	// UpstreamConnWait is how long a request waits for a connection when
+	// its pool's MaxUpstreamConnsPerBackend are in use, before the answer
+	// is 503 with Retry-After. Zero means [DefaultUpstreamConnWait].
+	UpstreamConnWait time.Duration
+	// Fairness bounds what one client (a certificate user, a bearer token,
+	// or all anonymous requests together) may hold of the proxy, so that
+	// no one waits behind another. The zero value means the defaults.
+	Fairness FairnessOptions
 	// MaxObjectBytes bounds one object, Table or document read whole from
 	// a backend (to convert it, or for the capability map and OpenAPI).
 	// Zero means [DefaultMaxObjectBytes].
@@ -134,6 +145,7 @@ type Proxy struct {
 	rp      *httputil.ReverseProxy
 	metrics *metrics
 	emu     *emulation.Emulator
+	fair    *fairShare // each user's share of the proxy
 	rr      atomic.Uint64
 
 	draining    atomic.Bool           // set by Drain: /readyz fails
@@ -195,6 +207,14 @@ func New(opts Options) (*Proxy, error) {
 		pollers:     map[*backend]context.CancelFunc{},
 		limits:      newBodyLimits(opts.RequestBodyTimeout, opts.MaxBufferedRequestBytes),
 		established: cache.NewLRUExpireCache(maxEstablished),
+	}
+	fair, err := newFairShare(opts.Fairness, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	p.fair = fair
+	if err := opts.Registry.Register(upstreamCollector{p}); err != nil {
+		return nil, err
 	}
 	emu, err := emulation.New(emulationHost{p}, emulation.Options{
 		MaxRequestBodyBytes: opts.MaxRequestBodyBytes, MaxObjectBytes: opts.MaxObjectBytes,
@@ -292,7 +312,8 @@ func (p *Proxy) SetBackends(cfgs []Backend) error {
 	names := map[string]bool{}
 	for _, cfg := range cfgs {
 		b, err := newBackend(cfg, upstreamLimits{
-			maxIdle: p.opts.MaxIdleConnsPerBackend, maxConns: p.opts.MaxUpstreamConnsPerBackend, maxObject: p.opts.MaxObjectBytes,
+			maxIdle: p.opts.MaxIdleConnsPerBackend, maxConns: p.opts.MaxUpstreamConnsPerBackend,
+			ownConns: DefaultOwnConnsPerBackend, connWait: p.opts.UpstreamConnWait, maxObject: p.opts.MaxObjectBytes,
 		})
 		if err != nil {
 			return err
@@ -393,6 +414,7 @@ type route struct {
 	err       error
 
 	deadline *bodyDeadline // the request body's read deadline
+	release  func()        // gives back the user's share; nil: none taken
 }
 
 func routeFrom(ctx context.Context) *route {
@@ -417,6 +439,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	rt := &route{start: time.Now(), decision: decisionLocal}
 	defer func() { p.observe(rec, r, rt) }()
+	defer func() {
+		if rt.release != nil {
+			rt.release()
+		}
+	}()
 	w = rec
 
 	var answered bool
@@ -424,7 +451,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.decision = decisionProxy
 		return
 	}
-	rt.longRunning = isLongRunning(r, rt.info)
 	if rt.longRunning {
 		var stop func()
 		r, stop = p.endAtStop(r)
@@ -434,9 +460,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveItself answers the requests the proxy answers itself: those it
-// refuses, its own /livez and /readyz, and discovery. It reports true when
-// it has answered; otherwise it returns r carrying the client's identity,
-// with rt.info and rt.id set.
+// refuses, its own /livez and /readyz, those past their user's fair share,
+// and discovery. It reports true when it has answered; otherwise it returns
+// r carrying the client's identity, with rt.info and rt.id set and the
+// user's share taken.
 func (p *Proxy) serveItself(w http.ResponseWriter, r *http.Request, rt *route) (*http.Request, bool) {
 	if p.refuse(w, r) || p.serveHealth(w, r) {
 		return r, true
@@ -447,6 +474,12 @@ func (p *Proxy) serveItself(w http.ResponseWriter, r *http.Request, rt *route) (
 		return r, true
 	}
 	rt.info = info
+	// The user's share is taken before anything is done for the request:
+	// an impersonation check or a discovery probe is work for it too.
+	rt.longRunning = isLongRunning(r, info)
+	if !p.admit(w, r, rt) {
+		return r, true
+	}
 	withID, ok := p.identify(w, r)
 	if !ok {
 		return r, true

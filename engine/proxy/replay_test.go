@@ -128,7 +128,7 @@ func TestProxy_RequestWhoseRedialIsRefusedWasNotSent(t *testing.T) {
 	}
 	var broken atomic.Bool
 	for _, b := range p.list() {
-		for _, tr := range []*http.Transport{b.plain, b.identity} {
+		for _, tr := range b.transports() {
 			dial := (&net.Dialer{}).DialContext
 			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 				if broken.Load() {

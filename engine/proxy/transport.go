@@ -66,7 +66,10 @@ func (t *routingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			}
 			notSent := !conn.wrote.Load()
 			unanswered := conn.reused.Load() && !conn.answered.Load() && isConnectionClosed(err)
-			if notSent || unanswered {
+			// A pool whose connections are all in use is busy, not down:
+			// the backend stays in rotation for everyone else.
+			var busy *connBudgetError
+			if (notSent || unanswered) && !errors.As(err, &busy) {
 				b.markDown(err.Error())
 			}
 			if (notSent || safeToRepeat(req) || unanswered && repeatableUnanswered(req, rt)) && i+1 < len(rt.candidates) {
@@ -281,6 +284,13 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	default:
 		rt.err = err
 		var ue *upstreamError
+		var busy *connBudgetError
+		if errors.As(err, &busy) {
+			rt.decision = decisionUnavailable
+			response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,
+				"the proxy's connections to the kube-apiservers are all in use: "+busy.Error(), p.opts.RetryAfterSeconds)
+			return
+		}
 		if errors.As(err, &ue) && ue.notSent {
 			rt.decision = decisionUnavailable
 			response.WriteStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable,

@@ -73,6 +73,10 @@ type Lifecycle struct {
 	Removed Release
 	// Replacement is the kind to use instead; zero when there is none.
 	Replacement schema.GroupVersionKind
+	// Note says what to use instead when no kind replaces this one
+	// (ThirdPartyResource: "none; use a CustomResourceDefinition ...");
+	// empty otherwise.
+	Note string
 	// Source is the module release the entry was read from.
 	Source string
 }

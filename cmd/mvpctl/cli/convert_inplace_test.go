@@ -122,13 +122,14 @@ func TestConvert_InPlaceAllOrNothing(t *testing.T) {
 	dir, bundle := inPlaceTree(t)
 	bundlePath, jsonPath := filepath.Join(dir, "bundle.yaml"), filepath.Join(dir, "ingress.json")
 	before := stat(t, bundlePath)
-	createTemp = func(d, pattern string) (*os.File, error) {
-		if strings.Contains(pattern, "ingress.json") {
+	open := openTempIn
+	openTempIn = func(root *os.Root, name string) (*os.File, error) {
+		if strings.Contains(name, "ingress.json") {
 			return nil, errors.New("no space left on device")
 		}
-		return os.CreateTemp(d, pattern)
+		return open(root, name)
 	}
-	t.Cleanup(func() { createTemp = os.CreateTemp })
+	t.Cleanup(func() { openTempIn = open })
 
 	code, out, errOut := run(t, "", "convert", "-f", dir, "--kubernetes-version", "v1.36", "--in-place")
 	if want := jsonPath + ": no space left on device; no file rewritten"; code != exitFailure || out != "" || !strings.Contains(errOut, want) {
@@ -156,20 +157,24 @@ func TestConvert_InPlaceFailure(t *testing.T) {
 	}
 }
 
-// A symbolic link stays a link to the rewritten file, and a file with
-// CRLF line endings keeps them.
+// With --follow-symlinks, a symbolic link to a file of the same tree stays
+// a link to the rewritten file, and a file with CRLF line endings keeps
+// them.
 func TestConvert_InPlaceLinkAndLineEndings(t *testing.T) {
 	dir := t.TempDir()
-	real := filepath.Join(dir, "real.yaml")
+	real := filepath.Join(dir, "sub", "real.yaml")
+	if err := os.Mkdir(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	crlf := strings.ReplaceAll("# comment\n"+cronJobV1beta1, "\n", "\r\n")
 	if err := os.WriteFile(real, []byte(crlf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(t.TempDir(), "link.yaml")
-	if err := os.Symlink(real, link); err != nil {
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink(filepath.Join("sub", "real.yaml"), link); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut := run(t, "", "convert", "-f", link, "--kubernetes-version", "v1.36", "--in-place")
+	code, _, errOut := run(t, "", "convert", "-f", link, "--kubernetes-version", "v1.36", "--in-place", "--follow-symlinks")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}

@@ -19,6 +19,9 @@ import (
 type convertInput struct {
 	// name is the file as given, or <stdin>.
 	name string
+	// arg is the -f argument the file was found under (the file itself, or
+	// a directory): the tree --in-place may write in.
+	arg  string
 	docs []*convertDoc
 }
 
@@ -77,6 +80,7 @@ func readInputs(stdin io.Reader, names []string, recursive, unique bool) ([]*con
 			if err != nil {
 				return err
 			}
+			in.arg = name
 			inputs = append(inputs, in)
 			return nil
 		})

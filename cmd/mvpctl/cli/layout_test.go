@@ -22,7 +22,7 @@ func TestLayout_ImportsGoOneWay(t *testing.T) {
 		"manifest":   nil,
 		"engine":     {"rules", "manifest"},
 		"schemadiff": {"rules"},
-		"scan":       {"rules", "manifest"},
+		"scan":       {"rules", "manifest", "engine"},
 		"lint":       {"rules", "engine", "schemadiff"},
 		"webhook":    {"rules", "engine", "manifest"},
 		"cmd":        {"rules", "engine", "schemadiff", "lint", "scan", "manifest", "webhook"},

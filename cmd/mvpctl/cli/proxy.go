@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -75,7 +76,12 @@ type proxyOptions struct {
 	MaxBufferedRequestBytes int64
 	MaxConnections          int
 	MaxUpstreamConns        int // per backend and connection pool
-	MaxObjectBytes          int64
+	// Fair sharing per user (docs/security.md#availability).
+	MaxLongRunningPerUser int
+	MaxInFlightPerUser    int
+	MaxQueuedPerUser      int // 0: none queue
+	MaxTrackedUsers       int
+	MaxObjectBytes        int64
 	// GCPercent is the garbage collector's target, unless GOGC is set.
 	GCPercent int
 
@@ -144,7 +150,11 @@ user and groups, which the proxy's own identity must be allowed.`,
 	f.DurationVar(&opts.RequestBodyTimeout, "request-body-timeout", proxy.DefaultRequestBodyTimeout, "how long a request body may take to arrive once the proxy reads it (408 beyond)")
 	f.Int64Var(&opts.MaxBufferedRequestBytes, "max-buffered-request-bytes", proxy.DefaultMaxBufferedRequestBytes, "request body bytes held in memory at once, across all requests (429 with Retry-After beyond); must exceed --max-request-body-bytes")
 	f.IntVar(&opts.MaxConnections, "max-connections", proxy.DefaultMaxConnections, "client connections open at once; further ones wait until one closes")
-	f.IntVar(&opts.MaxUpstreamConns, "max-upstream-connections-per-backend", proxy.DefaultMaxUpstreamConnsPerBackend, "connections to each server, per credential kind (the proxy's own, clients' own); requests past it wait for a free one, and each watch holds one")
+	f.IntVar(&opts.MaxUpstreamConns, "max-upstream-connections-per-backend", proxy.DefaultMaxUpstreamConnsPerBackend, "connections to each server, per credential kind of clients (impersonated certificate users, clients' own credentials; the proxy's own requests have 8 apart); over HTTP/2 each carries many requests and watches, over HTTP/1.1 (upgrades) one; past it a request waits up to 5s, then gets 503 with Retry-After")
+	f.IntVar(&opts.MaxLongRunningPerUser, "max-long-running-requests-per-user", proxy.DefaultMaxLongRunningPerUser, "watches, followed logs and exec/attach/port-forward one user (certificate user, bearer token, or all anonymous requests) may have open at once (429 with Retry-After beyond)")
+	f.IntVar(&opts.MaxInFlightPerUser, "max-requests-in-flight-per-user", proxy.DefaultMaxInFlightPerUser, "other requests one user may have in flight at once; further ones queue behind that user's own")
+	f.IntVar(&opts.MaxQueuedPerUser, "max-queued-requests-per-user", proxy.DefaultMaxQueuedPerUser, "requests of one user waiting (up to 15s) for one of its in-flight slots (429 with Retry-After beyond); 0: none wait")
+	f.IntVar(&opts.MaxTrackedUsers, "max-tracked-users", proxy.DefaultMaxTrackedUsers, "users with requests open at once; a request of a further user gets 429 with Retry-After")
 	f.Int64Var(&opts.MaxObjectBytes, "max-object-bytes", proxy.DefaultMaxObjectBytes, "largest object, Table or discovery document read whole from a server, to convert it or for the capability map")
 	f.IntVar(&opts.GCPercent, "gc-percent", defaultGCPercent, "how far the heap may grow past what is live before Go collects garbage, in percent (Go's GOGC, whose default is 100; a GOGC environment variable wins): higher costs memory and saves CPU; GOMEMLIMIT bounds the heap whatever it is")
 	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, keep serving this long with /readyz failing, so that load balancers stop sending requests before the listener closes (as kube-apiserver's flag of the same name)")
@@ -342,12 +352,18 @@ func newProxy(opts proxyOptions, backends []proxy.Backend, log *slog.Logger, reg
 		RequestBodyTimeout:         opts.RequestBodyTimeout,
 		MaxBufferedRequestBytes:    opts.MaxBufferedRequestBytes,
 		MaxUpstreamConnsPerBackend: opts.MaxUpstreamConns,
-		MaxObjectBytes:             opts.MaxObjectBytes,
-		ImpersonateClientCerts:     opts.ClientCAFile != "",
-		Logger:                     log,
-		Registry:                   registry,
-		OpenAPIV3:                  openAPI,
-		UsageTableSize:             opts.UsageTableSize,
+		Fairness: proxy.FairnessOptions{
+			MaxLongRunningPerUser: opts.MaxLongRunningPerUser,
+			MaxInFlightPerUser:    opts.MaxInFlightPerUser,
+			MaxQueuedPerUser:      cmp.Or(opts.MaxQueuedPerUser, -1),
+			MaxTrackedUsers:       opts.MaxTrackedUsers,
+		},
+		MaxObjectBytes:         opts.MaxObjectBytes,
+		ImpersonateClientCerts: opts.ClientCAFile != "",
+		Logger:                 log,
+		Registry:               registry,
+		OpenAPIV3:              openAPI,
+		UsageTableSize:         opts.UsageTableSize,
 	})
 	if err != nil {
 		return nil, inputError(err)
@@ -457,6 +473,14 @@ func checkLimits(opts proxyOptions) error {
 		return usageErrorf("--max-connections must be positive")
 	case opts.MaxUpstreamConns <= 0:
 		return usageErrorf("--max-upstream-connections-per-backend must be positive")
+	case opts.MaxLongRunningPerUser <= 0:
+		return usageErrorf("--max-long-running-requests-per-user must be positive")
+	case opts.MaxInFlightPerUser <= 0:
+		return usageErrorf("--max-requests-in-flight-per-user must be positive")
+	case opts.MaxQueuedPerUser < 0:
+		return usageErrorf("--max-queued-requests-per-user must not be negative (0: none wait)")
+	case opts.MaxTrackedUsers <= 0:
+		return usageErrorf("--max-tracked-users must be positive")
 	case opts.MaxObjectBytes <= 0:
 		return usageErrorf("--max-object-bytes must be positive")
 	case opts.GCPercent <= 0:

@@ -110,6 +110,7 @@ func newRootCmd(name, display string) *cobra.Command {
 		newRulesCmd(),
 		newScanCmd(),
 		newWebhookCmd(),
+		newHelmCmd(),
 	)
 	if display != "mvpctl" {
 		renameExamples(root, display)

@@ -45,7 +45,7 @@ var scanFormats = []string{"text", "json", "yaml", "sarif", "github", "markdown"
 func newScanCmd() *cobra.Command {
 	var opts scanOptions
 	cmd := &cobra.Command{
-		Use:   "scan -f FILE|DIR|-|cluster:CONTEXT...",
+		Use:   "scan -f FILE|DIR|-|cluster:CONTEXT... [FILE...]",
 		Short: "Find objects on API versions that a Kubernetes release deprecates or removes",
 		Long: fmt.Sprintf(`Find objects on deprecated or removed API versions in manifests (files,
 directories, standard input; multi-document YAML, JSON, kind: List) and in
@@ -63,13 +63,19 @@ annotations (k8s.io/api), up to %s.
 
 Exit status: 1 when an object uses an API version removed in
 --kubernetes-version (--fail-on deprecated: or deprecated), 2 when an input
-cannot be read or decoded (the other inputs are still scanned), 0 otherwise.`, builtin.Newest),
+cannot be read or decoded (the other inputs are still scanned), 0 otherwise.
+
+Arguments are inputs too, as if each were given with -f (pre-commit passes
+the files it checks that way).`, builtin.Newest),
 		Example: `  helm template shop ./chart | mvpctl scan -f -
   mvpctl scan -R -f manifests/ --kubernetes-version v1.25
   mvpctl scan -f cluster:prod -o json
   mvpctl scan -R -f . -o github --fail-on deprecated`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Arguments are inputs as -f gives them: pre-commit and
+			// xargs pass file names that way.
+			opts.Files = append(opts.Files, args...)
 			return runScan(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
 		},
 	}
@@ -217,6 +223,7 @@ func writeScanTable(w io.Writer, res *scan.Result, markdown bool) error {
 	if markdown && len(rows) > 0 {
 		b.WriteByte('\n')
 	}
+	writeScanDecisions(&b, res)
 	fmt.Fprintf(&b, "%d removed and %d deprecated in Kubernetes %s, in %d documents of %d files\n",
 		res.Count(scan.Removed), res.Count(scan.Deprecated), res.Target, res.Documents, res.Files)
 	_, err := io.WriteString(w, b.String())
@@ -239,5 +246,15 @@ func writeMarkdownTable(b *strings.Builder, header []string, rows [][]string) {
 	line(sep)
 	for _, r := range rows {
 		line(r)
+	}
+}
+
+// writeScanDecisions prints, one line each, the fields that converting an
+// object needs the user to decide (a webhook's sideEffects).
+func writeScanDecisions(b *strings.Builder, res *scan.Result) {
+	for _, f := range res.Findings {
+		for _, u := range f.NeedsDecision {
+			fmt.Fprintf(b, "%s: %s %s: %s\n", f.Location, f.Kind, f.Object(), u)
+		}
 	}
 }

@@ -177,8 +177,84 @@ func TestMerge_LiveWins(t *testing.T) {
 		{Group: "g", Version: "v1beta1", Kind: "K", Removed: release{1, 22}, Source: "old"},
 		{Group: "a", Version: "v1beta1", Kind: "K", Source: "old"},
 	}
-	got := merge(live, history)
+	var got []entry
+	for _, e := range merge(live, history) {
+		if e.Group == "a" || e.Group == "g" { // documented entries left out
+			got = append(got, e)
+		}
+	}
 	if len(got) != 2 || got[0].Group != "a" || got[1].Source != "live" {
 		t.Errorf("merge = %+v", got)
+	}
+}
+
+// The table covers kinds that k8s.io/api dropped before it had lifecycle
+// methods (v0.19): derived from the first release without the kind, or
+// documented (ThirdPartyResource, older than the module proxy's releases).
+func TestTable_CoversPreLifecycleRemovals(t *testing.T) {
+	live, err := liveEntries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]entry{}
+	for _, e := range merge(live, history) {
+		byKey[key(e)] = e
+	}
+	for _, tc := range []struct {
+		key         string
+		removed     release
+		replacement *kindRef
+		note        string
+	}{
+		{"extensions/v1beta1/ThirdPartyResource", release{1, 8}, nil, "none; use a CustomResourceDefinition (apiextensions.k8s.io/v1)"},
+		{"extensions/v1beta1/ReplicationControllerDummy", release{1, 18}, nil, ""},
+		{"auditregistration.k8s.io/v1alpha1/AuditSink", release{1, 19}, nil, ""},
+		{"settings.k8s.io/v1alpha1/PodPreset", release{1, 20}, nil, ""},
+		{"batch/v2alpha1/CronJob", release{1, 21}, &kindRef{"batch", "v1", "CronJob"}, ""},
+		{"discovery.k8s.io/v1alpha1/EndpointSlice", release{1, 21}, &kindRef{"discovery.k8s.io", "v1", "EndpointSlice"}, ""},
+	} {
+		e, ok := byKey[tc.key]
+		if !ok {
+			t.Errorf("%s: not in the table", tc.key)
+			continue
+		}
+		if e.Removed != tc.removed || e.Note != tc.note || !cmp.Equal(e.Replacement, tc.replacement) {
+			t.Errorf("%s: removed %v, replacement %v, note %q", tc.key, e.Removed, e.Replacement, e.Note)
+		}
+	}
+}
+
+func TestDeriveRemovals(t *testing.T) {
+	a := entry{Group: "g", Version: "v1alpha1", Kind: "A", Source: "k8s.io/api@v0.15.1"}
+	b := entry{Group: "g", Version: "v1alpha1", Kind: "B", Source: "k8s.io/api@v0.16.1"}
+	c := entry{Group: "g", Version: "v1", Kind: "C"}
+	got := deriveRemovals([]kinds{
+		{release{1, 15}, []entry{a, c}},
+		{release{1, 16}, []entry{a, b, c}},
+		{release{1, 17}, []entry{b, c}},
+		{release{1, 18}, []entry{c}},
+	}, nil)
+	want := []entry{
+		{Group: "g", Version: "v1alpha1", Kind: "A", Removed: release{1, 17}, Source: "k8s.io/api@v0.15.1"},
+		{Group: "g", Version: "v1alpha1", Kind: "B", Introduced: release{1, 16}, Removed: release{1, 18}, Source: "k8s.io/api@v0.16.1"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// A kind a lifecycle method describes is left to it.
+	if got := deriveRemovals([]kinds{{release{1, 15}, []entry{a}}, {release{1, 16}, nil}}, []entry{a}); len(got) != 0 {
+		t.Errorf("described kind derived: %+v", got)
+	}
+}
+
+func TestKnownTypes(t *testing.T) {
+	src := `package v1beta1
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(SchemeGroupVersion, &ThirdPartyResource{}, &ThirdPartyResourceList{}, &Deployment{})
+	return nil
+}`
+	got, err := knownTypes("register.go", []byte(src))
+	if err != nil || !cmp.Equal(got, []string{"ThirdPartyResource", "Deployment"}) {
+		t.Errorf("knownTypes = %v, %v", got, err)
 	}
 }

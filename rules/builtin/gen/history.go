@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"slices"
 	"sort"
 )
 
@@ -23,6 +24,24 @@ func refreshHistory(live []entry) ([]entry, error) {
 	for _, v := range historyAPIReleases {
 		releases = append(releases, module{"k8s.io/api", v})
 	}
+	for _, v := range legacyAPIReleases {
+		releases = append(releases, module{"k8s.io/api", v})
+	}
+	_, liveDir, err := goModule("list -m", "k8s.io/api")
+	if err != nil {
+		return nil, err
+	}
+	liveKinds, err := readKinds(module{"k8s.io/api", apiVersion}, liveDir)
+	if err != nil {
+		return nil, err
+	}
+	newest, err := newestRelease()
+	if err != nil {
+		return nil, err
+	}
+	// every k8s.io/api release's kinds, newest first, for the kinds no
+	// lifecycle method describes (removed before v0.19 had them)
+	all := []kinds{{newest, liveKinds}}
 	var found []entry
 	for _, m := range releases {
 		_, dir, err := goModule("mod download", m.String())
@@ -34,7 +53,25 @@ func refreshHistory(live []entry) ([]entry, error) {
 			return nil, err
 		}
 		found = append(found, entries...)
+		if m.Path != "k8s.io/api" {
+			continue
+		}
+		ks, err := readKinds(m, dir)
+		if err != nil {
+			return nil, err
+		}
+		var r release
+		var patch int
+		if _, err := fmt.Sscanf(m.Version, "v0.%d.%d", &r.Minor, &patch); err != nil {
+			return nil, fmt.Errorf("%s: not a v0.X.Y release", m)
+		}
+		r.Major = 1
+		all = append(all, kinds{r, ks})
 	}
+	slices.Reverse(all)
+	derived := deriveRemovals(all, append(append([]entry(nil), live...), found...))
+	inferReplacements(derived, append(append([]entry(nil), live...), found...))
+	found = append(found, derived...)
 	found = append(found, history...)
 	inLive := map[string]bool{}
 	for _, e := range live {
@@ -68,6 +105,9 @@ func renderHistory(entries []entry) ([]byte, error) {
 		if r := e.Replacement; r != nil {
 			fmt.Fprintf(&b, ", Replacement: &kindRef{%q, %q, %q}", r.Group, r.Version, r.Kind)
 		}
+		if e.Note != "" {
+			fmt.Fprintf(&b, ", Note: %q", e.Note)
+		}
 		if e.Resource != "" {
 			fmt.Fprintf(&b, ", Resource: %q", e.Resource)
 		}
@@ -80,10 +120,10 @@ func renderHistory(entries []entry) ([]byte, error) {
 	return format.Source(b.Bytes())
 }
 
-// merge returns the live entries and those of history for kinds the live
-// modules do not have, sorted.
+// merge returns the live entries, then those of history and of the
+// documented removals for kinds the live modules do not have, sorted.
 func merge(live, history []entry) []entry {
-	out := firstOfEach(append(append([]entry(nil), live...), history...))
+	out := firstOfEach(append(append(append([]entry(nil), live...), history...), documented...))
 	sortEntries(out)
 	return out
 }

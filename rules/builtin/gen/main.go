@@ -7,11 +7,16 @@
 //   - the k8s.io modules of go.mod, read from the module cache (no network);
 //   - zz_history.go: what older releases say about kinds that the go.mod
 //     versions no longer have (removed types are deleted from k8s.io/api some
-//     releases after the API is removed), plus modules go.mod does not require.
+//     releases after the API is removed), plus modules go.mod does not require;
+//     for the releases before lifecycle methods existed (k8s.io/api < v0.19)
+//     and kinds that never had them, removal is derived from the first
+//     release whose register.go no longer has the kind (legacy.go);
+//   - documented.go: removals older than the first release on the module
+//     proxy, from Kubernetes' documentation (ThirdPartyResource).
 //
 // `go generate ./rules/builtin` regenerates the table from both. With
 // -history, zz_history.go is first rewritten from the releases listed in
-// historyAPIReleases, downloaded through the Go module proxy (`go mod download`);
+// historyAPIReleases and legacyAPIReleases, downloaded through the Go module proxy (`go mod download`);
 // run it when go.mod's k8s.io/api moves to a new release, then commit both
 // files. The test of this package checks that the committed table is what
 // the go.mod versions and zz_history.go give, without any download.

@@ -12,8 +12,8 @@ import (
 //   - a replacement naming the list kind (networking.k8s.io/v1beta1
 //     IngressClass says IngressClassList) names the kind itself;
 //   - a deprecated version without a replacement is replaced by the version
-//     of the same group and kind that is not deprecated, if there is exactly
-//     one (events.k8s.io/v1beta1 Event, node.k8s.io/v1beta1 RuntimeClass).
+//     of the same group and kind that is neither deprecated nor removed, if
+//     there is exactly one (events.k8s.io/v1beta1 Event, node.k8s.io/v1beta1 RuntimeClass).
 func complete(entries []entry) (inferred map[string]bool) {
 	inferred = map[string]bool{}
 	for i := range entries {
@@ -26,7 +26,7 @@ func complete(entries []entry) (inferred map[string]bool) {
 		}
 		var current []entry
 		for _, o := range entries {
-			if o.Group == e.Group && o.Kind == e.Kind && o.Deprecated.IsZero() {
+			if o.Group == e.Group && o.Kind == e.Kind && o.Deprecated.IsZero() && o.Removed.IsZero() {
 				current = append(current, o)
 			}
 		}
@@ -73,6 +73,9 @@ import "k8s.io/apimachinery/pkg/runtime/schema"
 		}
 		if r := e.Replacement; r != nil {
 			fmt.Fprintf(&b, "Replacement: schema.GroupVersionKind{Group: %q, Version: %q, Kind: %q},\n", r.Group, r.Version, r.Kind)
+		}
+		if e.Note != "" {
+			fmt.Fprintf(&b, "Note: %q,\n", e.Note)
 		}
 		fmt.Fprintf(&b, "Source: %q,\n},\n", e.Source)
 	}

@@ -59,6 +59,9 @@ type entry struct {
 	Deprecated  release
 	Removed     release
 	Replacement *kindRef
+	// Note says what to use instead when no kind replaces this one
+	// (ThirdPartyResource: a CustomResourceDefinition).
+	Note string
 	// Resource is the plural REST resource; empty for kinds client-gen
 	// makes no client for (subresources, options, review payloads).
 	Resource   string

@@ -87,6 +87,10 @@ type Emulator struct {
 	// dataIgnored counts round-trip annotations the emulation ignored.
 	dataIgnored *prometheus.CounterVec
 	dataWarn    dataWarnings
+	// convFailures counts the served objects that did not convert back
+	// for a client; failWarn keeps their log short.
+	convFailures *prometheus.CounterVec
+	failWarn     dataWarnings
 	// openAPIV2 caches the OpenAPI v2 form of the Options.OpenAPIV3
 	// documents: path → convertedV2.
 	openAPIV2 sync.Map
@@ -96,7 +100,7 @@ type Emulator struct {
 // metrics and bounds json-patch's copies for the process, as kube-apiserver
 // does when it starts.
 func New(host Host, opts Options) (*Emulator, error) {
-	e := &Emulator{host: host, opts: opts, log: opts.Logger, dataWarn: newDataWarnings()}
+	e := &Emulator{host: host, opts: opts, log: opts.Logger, dataWarn: newDataWarnings(), convFailures: newConversionFailures(), failWarn: newDataWarnings()}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -105,8 +109,10 @@ func New(host Host, opts Options) (*Emulator, error) {
 		Help: "Objects whose round-trip annotation (mvp.k8s.io/conversion-data) version emulation ignored as malformed, oversized or not fitting the object, by the object's group, version and resource.",
 	}, []string{"group", "version", "resource"})
 	if opts.Registry != nil {
-		if err := opts.Registry.Register(e.dataIgnored); err != nil {
-			return nil, err
+		for _, c := range []prometheus.Collector{e.dataIgnored, e.convFailures} {
+			if err := opts.Registry.Register(c); err != nil {
+				return nil, err
+			}
 		}
 	}
 	limitJSONPatchCopies()

@@ -165,7 +165,7 @@ func (s *statusError) write(w http.ResponseWriter) {
 // conversionFailed is the 500 of a failed conversion; the message names the
 // rule, the direction and the field path (engine.ConversionError).
 func conversionFailed(err error) *statusError {
-	return &statusError{http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: " + err.Error()}
+	return &statusError{http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: " + boundMessage(err.Error())}
 }
 
 // badRequestObject is the 400 of a client's object the rules cannot convert
@@ -260,7 +260,11 @@ func (em *emulation) toClient(ctx context.Context, obj map[string]any) (map[stri
 	case av != em.t.served.String():
 		return obj, nil
 	}
-	return em.rules.conv.Convert(ctx, obj, em.t.requested)
+	out, err := em.rules.conv.Convert(ctx, obj, em.t.requested)
+	if err != nil {
+		return nil, em.failed(obj, err)
+	}
+	return out, nil
 }
 
 // convertRow converts a Table row's object (includeObject=Object).
@@ -303,7 +307,7 @@ func (em *emulation) convertResponse(resp *http.Response) error {
 	case "watch":
 		resp.Body = em.newWatchBody(ctx, resp.Body)
 	case "list":
-		resp.Body = newPipeBody(resp.Body, func(src io.Reader, dst io.Writer) error { return em.streamList(ctx, src, dst) })
+		return em.startList(resp)
 	default:
 		data, err := response.ReadObject(resp.Body, em.rules.e.opts.MaxObjectBytes)
 		resp.Body.Close()

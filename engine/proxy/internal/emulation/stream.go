@@ -10,9 +10,11 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mvpctl/mvpctl/engine"
 	"github.com/mvpctl/mvpctl/engine/internal/jsonvalue"
 	"github.com/mvpctl/mvpctl/engine/proxy/internal/response"
 )
@@ -30,7 +32,11 @@ func newPipeBody(src io.ReadCloser, convert func(src io.Reader, dst io.Writer) e
 	go func() {
 		// nil closes the pipe with io.EOF; an error reaches the reader, and
 		// the reverse proxy aborts the response rather than end it cleanly.
-		pw.CloseWithError(convert(src, pw))
+		err := convert(src, pw)
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF // the backend's body ended early: not a clean end
+		}
+		pw.CloseWithError(err)
 	}()
 	return &pipeBody{pr: pr, src: src}
 }
@@ -40,6 +46,49 @@ func (b *pipeBody) Read(p []byte) (int, error) { return b.pr.Read(p) }
 func (b *pipeBody) Close() error {
 	b.pr.Close()
 	return b.src.Close()
+}
+
+// listHeadBytes is how much of a converted list is held before the
+// response's headers leave: a list that fails within it (most lists, and
+// the start of any) is answered with a 500 Status naming the object and
+// the rule, as kube-apiserver answers a LIST whose conversion webhook
+// fails; one that fails later is aborted.
+const listHeadBytes = 256 << 10
+
+// startList converts a list as the client reads it (streamList), having
+// first converted up to listHeadBytes of it, so that an early failure is
+// a Status rather than a broken stream.
+func (em *emulation) startList(resp *http.Response) error {
+	ctx := resp.Request.Context()
+	body := newPipeBody(resp.Body, func(src io.Reader, dst io.Writer) error { return em.streamList(ctx, src, dst) })
+	// A clean end of the pipe reads as io.EOF, which ReadAll takes for the
+	// end; newPipeBody turns a backend's early EOF into an error.
+	head, err := io.ReadAll(io.LimitReader(body, listHeadBytes+1))
+	switch {
+	case err == nil && len(head) > listHeadBytes:
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(head), body), body}
+		resp.ContentLength = -1
+		resp.Header.Del("Content-Length")
+		return nil
+	case err == nil:
+		// The whole list, converted.
+		body.Close()
+	default:
+		body.Close()
+		st := conversionFailed(err)
+		if !errors.As(err, new(*engine.ConversionError)) && !errors.As(err, new(*engine.UnconvertedError)) {
+			st = &statusError{http.StatusBadGateway, metav1.StatusReasonInternalError, "version emulation: the kube-apiserver's list could not be read: " + boundMessage(err.Error())}
+		}
+		head = response.StatusBody(st.code, st.reason, st.message, 0)
+		resp.StatusCode, resp.Status = st.code, strconv.Itoa(st.code)+" "+http.StatusText(st.code)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(head))
+	resp.ContentLength = int64(len(head))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(head)))
+	return nil
 }
 
 // streamList converts a list (or a Table) as it is read: the envelope's
@@ -433,7 +482,7 @@ func (l *lineReader) next() (line []byte, whole bool, err error) {
 // appendWatchError appends an ERROR event whose Status is a 500 saying
 // err.
 func appendWatchError(out []byte, err error) []byte {
-	st := response.StatusBody(http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: "+err.Error(), 0)
+	st := response.StatusBody(http.StatusInternalServerError, metav1.StatusReasonInternalError, "version emulation: "+boundMessage(err.Error()), 0)
 	out = append(out, `{"type":"ERROR","object":`...)
 	out = append(out, st[:len(st)-1]...)
 	return append(out, "}\n"...)
