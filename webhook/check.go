@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/mvpctl/mvpctl/engine"
+	"github.com/mvpctl/mvpctl/manifest"
 )
 
 // CheckInput is what [Check] proves the rules against.
@@ -89,32 +90,51 @@ func Check(ctx context.Context, conv *engine.Converter, in CheckInput) CheckResu
 }
 
 // ReadCheckFiles reads CRDs (apiextensions.k8s.io/v1) and objects from
-// manifest files; everything not a CRD is an object to check.
+// manifest files and directories (as kubectl's -f reads them); everything
+// not a CRD is an object to check.
 func ReadCheckFiles(paths []string) (CheckInput, error) {
 	var in CheckInput
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return in, err
-		}
-		docs, err := engine.ReadDocuments(p, f)
-		f.Close()
-		if err != nil {
-			return in, err
-		}
-		for _, d := range docs {
-			if d.Object["kind"] != "CustomResourceDefinition" {
-				in.Objects = append(in.Objects, d)
-				continue
-			}
-			crd, err := decodeCRD(d.Object)
+	for _, root := range paths {
+		_, err := manifest.Walk(root, manifest.WalkOptions{}, func(p string, err error) error {
 			if err != nil {
-				return in, fmt.Errorf("%s: %w", d.Source, err)
+				return err
 			}
-			in.CRDs = append(in.CRDs, crd)
+			return in.read(p)
+		})
+		if err != nil {
+			return in, err
 		}
 	}
 	return in, nil
+}
+
+// read adds the CRDs and objects of one file.
+func (in *CheckInput) read(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	docs, err := engine.ReadDocuments(path, f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		switch d.Object["kind"] {
+		case "TransformationRules":
+			continue // rules beside the CRD; --rules names them
+		case "CustomResourceDefinition":
+		default:
+			in.Objects = append(in.Objects, d)
+			continue
+		}
+		crd, err := decodeCRD(d.Object)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.Source, err)
+		}
+		in.CRDs = append(in.CRDs, crd)
+	}
+	return nil
 }
 
 func decodeCRD(obj map[string]any) (*apiextensionsv1.CustomResourceDefinition, error) {

@@ -85,3 +85,12 @@ func TestReadCheckFiles_BadCRD(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// A directory is read as kubectl's -f reads it; rules files in it are
+// left to --rules.
+func TestReadCheckFiles_Directory(t *testing.T) {
+	res := checkFiles(t, widgetRules, "testdata")
+	if len(res.Findings) > 0 || res.CRDs != 1 || res.Objects != 2 {
+		t.Errorf("%d CRDs, %d objects, findings %v; want 1, 2, none", res.CRDs, res.Objects, res.Findings)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/mvpctl/mvpctl/engine"
 )
@@ -40,9 +41,11 @@ func FuzzReview(f *testing.F) {
 			}
 			return
 		}
+		// What the request says, read as Kubernetes reads JSON (keys are
+		// case-sensitive, unlike encoding/json's).
 		var req apiextensionsv1.ConversionReview
-		if err := json.Unmarshal(body, &req); err != nil || req.Request == nil {
-			return // the handler's decoder is more lenient than encoding/json (e.g. invalid UTF-8)
+		if err := utiljson.Unmarshal(body, &req); err != nil || req.Request == nil {
+			return // the handler's decoder is more lenient (e.g. invalid UTF-8)
 		}
 		if rev.Response == nil || rev.Response.UID != req.Request.UID {
 			t.Fatalf("response uid differs from %q: %s", req.Request.UID, raw)
