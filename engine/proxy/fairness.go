@@ -66,6 +66,7 @@ type FairnessOptions struct {
 	QueueWait time.Duration
 }
 
+// defaults fills in the zero fields; calling it again changes nothing.
 func (o *FairnessOptions) defaults() {
 	if o.MaxLongRunningPerUser <= 0 {
 		o.MaxLongRunningPerUser = DefaultMaxLongRunningPerUser
@@ -73,11 +74,8 @@ func (o *FairnessOptions) defaults() {
 	if o.MaxInFlightPerUser <= 0 {
 		o.MaxInFlightPerUser = DefaultMaxInFlightPerUser
 	}
-	switch {
-	case o.MaxQueuedPerUser == 0:
+	if o.MaxQueuedPerUser == 0 {
 		o.MaxQueuedPerUser = DefaultMaxQueuedPerUser
-	case o.MaxQueuedPerUser < 0:
-		o.MaxQueuedPerUser = 0
 	}
 	if o.MaxTrackedUsers <= 0 {
 		o.MaxTrackedUsers = DefaultMaxTrackedUsers
@@ -225,9 +223,9 @@ func (f *fairShare) acquire(ctx context.Context, user string, longRunning bool) 
 		f.mu.Unlock()
 		return release, nil
 	}
-	if s.queue.Len() >= f.opts.MaxQueuedPerUser {
+	if s.queue.Len() >= max(f.opts.MaxQueuedPerUser, 0) {
 		f.mu.Unlock()
-		return nil, f.reject(rejectQueueFull, fmt.Sprintf("the user has %d requests in flight and %d queued, its limits (--max-requests-in-flight-per-user, --max-queued-requests-per-user)", f.opts.MaxInFlightPerUser, f.opts.MaxQueuedPerUser))
+		return nil, f.reject(rejectQueueFull, fmt.Sprintf("the user has %d requests in flight and %d queued, its limits (--max-requests-in-flight-per-user, --max-queued-requests-per-user)", f.opts.MaxInFlightPerUser, max(f.opts.MaxQueuedPerUser, 0)))
 	}
 	ready := make(chan struct{})
 	e := s.queue.PushBack(ready)

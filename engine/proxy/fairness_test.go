@@ -10,10 +10,12 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mvpctl/mvpctl/engine/proxy/internal/proxytest"
@@ -335,4 +337,45 @@ func upstreamConns(t *testing.T, p *Proxy, labels map[string]string) float64 {
 		}
 	}
 	return -1
+}
+
+// A certificate user's impersonation checks (SubjectAccessReviews, made
+// with the proxy's identity) happen within the user's share: past it the
+// request gets 429 before any review is asked for, and another user is
+// served meanwhile.
+func TestFairShare_ImpersonationChecksWithinTheShare(t *testing.T) {
+	ca := newTestCA(t)
+	var reviews atomic.Int64
+	entered, release := make(chan struct{}, 10), make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	proxyURL, _, _ := startTLSProxyWith(t, ca, func(authorizationv1.ResourceAttributes) bool {
+		reviews.Add(1)
+		entered <- struct{}{}
+		<-release
+		return true
+	}, Options{Fairness: FairnessOptions{MaxInFlightPerUser: 1, MaxQueuedPerUser: -1}}, ServeOptions{})
+	alice, bob := ca.issue(t, "alice", nil).tls, ca.issue(t, "bob", nil).tls
+	first := make(chan int, 1)
+	go func() {
+		resp, err := clientWith(&alice).Do(proxytest.NewRequest(t, http.MethodGet, proxyURL+cmPath+"/x", "", "Impersonate-User", "carol"))
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	<-entered // alice's first request waits for its review
+	code, hdr, body := proxytest.Do(t, clientWith(&alice), proxytest.NewRequest(t, http.MethodGet, proxyURL+cmPath+"/x", "", "Impersonate-User", "carol"))
+	wantTooMany(t, "alice's second request", code, hdr, body)
+	if n := reviews.Load(); n != 1 {
+		t.Errorf("%d reviews were asked for; want 1 (the refused request's none)", n)
+	}
+	if code, _, body := proxytest.Do(t, clientWith(&bob), proxytest.NewRequest(t, http.MethodGet, proxyURL+cmPath+"/x", "")); code != http.StatusOK {
+		t.Errorf("bob meanwhile: %d %s", code, body)
+	}
+	release <- struct{}{}
+	if code := <-first; code != http.StatusOK {
+		t.Errorf("alice's first request: %d", code)
+	}
 }
