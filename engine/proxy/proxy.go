@@ -275,6 +275,17 @@ func (p *Proxy) Run(ctx context.Context) {
 	}()
 }
 
+// Close closes every upstream connection, in use or not. Call it once the
+// servers in front have stopped: a stream that ended after Run's context
+// was done leaves an HTTP/2 connection that nothing else would close.
+func (p *Proxy) Close() {
+	for _, b := range p.list() {
+		for _, u := range b.pools() {
+			u.closeAll()
+		}
+	}
+}
+
 // stopping is the context of Run, done when the proxy stops; nil before
 // Run.
 func (p *Proxy) stopping() context.Context {

@@ -99,6 +99,12 @@ func (u *upstreamPool) closeIdle() {
 	u.h1.CloseIdleConnections()
 }
 
+// closeAll closes the pool's connections, idle or not.
+func (u *upstreamPool) closeAll() {
+	u.closeIdle()
+	u.budget.closeAll()
+}
+
 // newTransport is a transport tuned for a proxy in front of one server:
 // compression is left to the client (otherwise Go asks for gzip on the
 // client's behalf and unzips it), and enough idle HTTP/1.1 connections are
@@ -148,6 +154,9 @@ type connBudget struct {
 	wait   time.Duration
 	dialer *net.Dialer
 	waits  atomic.Uint64 // dials that found the budget in use
+
+	mu   sync.Mutex
+	live map[*budgetConn]struct{} // for closeAll
 }
 
 // connBudgetError is a request that found no connection within its pool's
@@ -183,19 +192,46 @@ func (c *connBudget) dial(ctx context.Context, network, addr string) (net.Conn, 
 		<-c.slots
 		return nil, err
 	}
-	return &budgetConn{Conn: conn, slots: c.slots}, nil
+	bc := &budgetConn{Conn: conn, budget: c}
+	c.mu.Lock()
+	if c.live == nil {
+		c.live = map[*budgetConn]struct{}{}
+	}
+	c.live[bc] = struct{}{}
+	c.mu.Unlock()
+	return bc, nil
+}
+
+// closeAll closes every connection of the budget, in use or not: when the
+// proxy stops, an HTTP/2 connection whose last stream ended after the
+// transports' idle connections were closed would otherwise stay open.
+func (c *connBudget) closeAll() {
+	c.mu.Lock()
+	conns := make([]*budgetConn, 0, len(c.live))
+	for bc := range c.live {
+		conns = append(conns, bc)
+	}
+	c.mu.Unlock()
+	for _, bc := range conns {
+		_ = bc.Close()
+	}
 }
 
 // budgetConn gives its slot back when it is closed.
 type budgetConn struct {
 	net.Conn
-	slots chan struct{}
-	once  sync.Once
+	budget *connBudget
+	once   sync.Once
 }
 
 func (c *budgetConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { <-c.slots })
+	c.once.Do(func() {
+		c.budget.mu.Lock()
+		delete(c.budget.live, c)
+		c.budget.mu.Unlock()
+		<-c.budget.slots
+	})
 	return err
 }
 

@@ -423,6 +423,8 @@ func newAPIServer(p *proxy.Proxy, opts proxyOptions, log *slog.Logger, registry 
 // serve runs the API listener and, with --metrics-listen, the metrics one
 // until ctx ends or one of them fails, and returns the first error.
 func serve(ctx context.Context, cancel context.CancelFunc, p *proxy.Proxy, srv *proxy.Server, opts proxyOptions, restConfig *rest.Config, backends backendSet, log *slog.Logger) error {
+	// After the servers have stopped, so that no request is still using one.
+	defer p.Close()
 	errc := make(chan error, 2)
 	servers := 1
 	if opts.MetricsListen != "" {
