@@ -106,10 +106,26 @@ type fairShare struct {
 	rejections *prometheus.CounterVec
 }
 
-// share is one user's: its requests in flight, long-running and queued.
+// share is one user's: its requests in flight, long-running and queued,
+// and its slot for the proxy's own requests that it causes (onBehalf).
 type share struct {
 	inFlight, longRunning int
 	queue                 list.List // of chan struct{}, oldest first
+	behalf                chan struct{}
+}
+
+// onBehalfPerUser bounds one user's requests that the proxy makes with its
+// own identity at once (impersonation checks, OpenAPI, CRD reads): the own
+// pool's slots for them are few, and no user may hold more than this.
+const onBehalfPerUser = 1
+
+type shareKey struct{}
+
+// shareFrom is the share of the user whose request ctx belongs to; nil for
+// the proxy's own work.
+func shareFrom(ctx context.Context) *share {
+	s, _ := ctx.Value(shareKey{}).(*share)
+	return s
 }
 
 func newFairShare(opts FairnessOptions, reg prometheus.Registerer) (*fairShare, error) {
@@ -191,26 +207,26 @@ func (e *tooManyError) Error() string { return e.msg }
 // acquire takes a slot of user's share for one request, waiting in the
 // user's queue when its in-flight slots are taken. release gives it back
 // and hands it to the user's oldest queued request.
-func (f *fairShare) acquire(ctx context.Context, user string, longRunning bool) (release func(), err error) {
+func (f *fairShare) acquire(ctx context.Context, user string, longRunning bool) (s *share, release func(), err error) {
 	f.mu.Lock()
 	s, ok := f.users[user]
 	if !ok {
 		if len(f.users) >= f.opts.MaxTrackedUsers {
 			f.mu.Unlock()
-			return nil, f.reject(rejectUsers, fmt.Sprintf("too many users have requests open at once (%d, --max-tracked-users)", f.opts.MaxTrackedUsers))
+			return nil, nil, f.reject(rejectUsers, fmt.Sprintf("too many users have requests open at once (%d, --max-tracked-users)", f.opts.MaxTrackedUsers))
 		}
-		s = &share{}
+		s = &share{behalf: make(chan struct{}, onBehalfPerUser)}
 		f.users[user] = s
 	}
 	if longRunning {
 		if s.longRunning >= f.opts.MaxLongRunningPerUser {
 			f.forgetLocked(user, s)
 			f.mu.Unlock()
-			return nil, f.reject(rejectLongRunning, fmt.Sprintf("the user has %d long-running requests (watches, streams) open, its limit (--max-long-running-requests-per-user)", f.opts.MaxLongRunningPerUser))
+			return nil, nil, f.reject(rejectLongRunning, fmt.Sprintf("the user has %d long-running requests (watches, streams) open, its limit (--max-long-running-requests-per-user)", f.opts.MaxLongRunningPerUser))
 		}
 		s.longRunning++
 		f.mu.Unlock()
-		return func() {
+		return s, func() {
 			f.mu.Lock()
 			s.longRunning--
 			f.forgetLocked(user, s)
@@ -221,11 +237,11 @@ func (f *fairShare) acquire(ctx context.Context, user string, longRunning bool) 
 	if s.inFlight < f.opts.MaxInFlightPerUser {
 		s.inFlight++
 		f.mu.Unlock()
-		return release, nil
+		return s, release, nil
 	}
 	if s.queue.Len() >= max(f.opts.MaxQueuedPerUser, 0) {
 		f.mu.Unlock()
-		return nil, f.reject(rejectQueueFull, fmt.Sprintf("the user has %d requests in flight and %d queued, its limits (--max-requests-in-flight-per-user, --max-queued-requests-per-user)", f.opts.MaxInFlightPerUser, max(f.opts.MaxQueuedPerUser, 0)))
+		return nil, nil, f.reject(rejectQueueFull, fmt.Sprintf("the user has %d requests in flight and %d queued, its limits (--max-requests-in-flight-per-user, --max-queued-requests-per-user)", f.opts.MaxInFlightPerUser, max(f.opts.MaxQueuedPerUser, 0)))
 	}
 	ready := make(chan struct{})
 	e := s.queue.PushBack(ready)
@@ -235,7 +251,7 @@ func (f *fairShare) acquire(ctx context.Context, user string, longRunning bool) 
 	defer t.Stop()
 	select {
 	case <-ready:
-		return release, nil
+		return s, release, nil
 	case <-t.C:
 		err = f.reject(rejectQueueWait, fmt.Sprintf("the request waited %s for one of the user's %d in-flight slots (--max-requests-in-flight-per-user)", f.opts.QueueWait, f.opts.MaxInFlightPerUser))
 	case <-ctx.Done():
@@ -252,7 +268,7 @@ func (f *fairShare) acquire(ctx context.Context, user string, longRunning bool) 
 		f.forgetLocked(user, s)
 		f.mu.Unlock()
 	}
-	return nil, err
+	return nil, nil, err
 }
 
 // releaseShort ends a request in flight: its slot goes to the user's
@@ -286,22 +302,23 @@ func (f *fairShare) reject(reason, msg string) error {
 // max-in-flight and priority-and-fairness filters do, and reports false
 // when it has answered (429 with Retry-After, as kube-apiserver's
 // TooManyRequests). The requests the proxy sends through itself for a
-// client's request (emulation, access checks) are not counted again.
-func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, rt *route) bool {
+// client's request (emulation, access checks) are not counted again. The
+// request it returns carries the share, for onBehalf.
+func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, rt *route) (*http.Request, bool) {
 	if isInner(r) {
-		return true
+		return r, true
 	}
-	release, err := p.fair.acquire(r.Context(), p.requestUser(r), rt.longRunning)
+	s, release, err := p.fair.acquire(r.Context(), p.requestUser(r), rt.longRunning)
 	if err != nil {
 		if tm, ok := err.(*tooManyError); ok {
 			response.WriteStatus(w, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests,
 				"Too many requests, please try again later: "+tm.msg, p.opts.RetryAfterSeconds)
-			return false
+			return r, false
 		}
 		// The client went away while queued; nobody reads the answer.
 		w.WriteHeader(499)
-		return false
+		return r, false
 	}
 	rt.release = release
-	return true
+	return r.WithContext(context.WithValue(r.Context(), shareKey{}, s)), true
 }

@@ -379,3 +379,33 @@ func TestFairShare_ImpersonationChecksWithinTheShare(t *testing.T) {
 		t.Errorf("alice's first request: %d", code)
 	}
 }
+
+// A user holds at most onBehalfPerUser of a backend's slots for the proxy's
+// own requests it causes; the others stay for other users.
+func TestOnBehalf_OneUserCannotHoldEverySlot(t *testing.T) {
+	b := &backend{behalf: make(chan struct{}, onBehalfPerBackend)}
+	mallory := context.WithValue(t.Context(), shareKey{}, &share{behalf: make(chan struct{}, onBehalfPerUser)})
+	release, err := b.onBehalf(mallory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Her next one waits for her own slot, not for the backend's.
+	ctx, cancel := context.WithCancel(mallory)
+	cancel()
+	if _, err := b.onBehalf(ctx); err == nil {
+		t.Fatal("a second concurrent request of the same user got a slot")
+	}
+	if n := len(b.behalf); n != 1 {
+		t.Errorf("backend slots in use after her refused request: %d, want 1", n)
+	}
+	for i := range onBehalfPerBackend - 1 {
+		other := context.WithValue(t.Context(), shareKey{}, &share{behalf: make(chan struct{}, onBehalfPerUser)})
+		if _, err := b.onBehalf(other); err != nil {
+			t.Fatalf("user %d: %v", i, err)
+		}
+	}
+	release()
+	if _, err := b.onBehalf(mallory); err != nil {
+		t.Fatalf("after her release: %v", err)
+	}
+}

@@ -488,7 +488,8 @@ func (p *Proxy) serveItself(w http.ResponseWriter, r *http.Request, rt *route) (
 	// The user's share is taken before anything is done for the request:
 	// an impersonation check or a discovery probe is work for it too.
 	rt.longRunning = isLongRunning(r, info)
-	if !p.admit(w, r, rt) {
+	r, ok := p.admit(w, r, rt)
+	if !ok {
 		return r, true
 	}
 	withID, ok := p.identify(w, r)

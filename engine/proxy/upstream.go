@@ -43,11 +43,30 @@ const onBehalfPerBackend = DefaultOwnConnsPerBackend / 2
 
 // onBehalf takes one of the backend's slots for a request of the proxy's
 // own that a client caused, waiting while ctx lasts; release gives it back.
+// The client's user first takes its own slot (onBehalfPerUser), so that
+// one user's flood of such requests cannot hold every backend slot while
+// another user's impersonation check waits.
 func (b *backend) onBehalf(ctx context.Context) (release func(), err error) {
+	user := shareFrom(ctx)
+	if user != nil {
+		select {
+		case user.behalf <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	select {
 	case b.behalf <- struct{}{}:
-		return func() { <-b.behalf }, nil
+		return func() {
+			<-b.behalf
+			if user != nil {
+				<-user.behalf
+			}
+		}, nil
 	case <-ctx.Done():
+		if user != nil {
+			<-user.behalf
+		}
 		return nil, ctx.Err()
 	}
 }
