@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -137,7 +138,7 @@ func benchMvpctl(b *testing.B, bb *benchBackend) *Proxy {
 func benchFloor(b *testing.B, bb *benchBackend) http.Handler {
 	b.Helper()
 	be := bb.backend(b)
-	tr := newTransport(be.TLS.Clone(), 256, true)
+	tr := newTransport(be.TLS.Clone(), (&net.Dialer{}).DialContext, 256, true)
 	b.Cleanup(tr.CloseIdleConnections)
 	return &httputil.ReverseProxy{
 		Rewrite:    func(pr *httputil.ProxyRequest) { pr.SetURL(be.URL); pr.SetXForwarded(); pr.Out.Host = "" },
@@ -346,13 +347,13 @@ func BenchmarkOverhead(b *testing.B) {
 	cannedBB := newBenchBackend(b)
 	cannedP := benchMvpctl(b, cannedBB)
 	for _, be := range cannedP.list() {
-		canned := newTransport(be.plain.h1.TLSClientConfig.Clone(), 256, false)
+		canned := newTransport(be.plain.h1.TLSClientConfig.Clone(), (&net.Dialer{}).DialContext, 256, false)
 		canned.RegisterProtocol("https", cannedResponses{cannedBB})
 		be.plain.h2 = canned
 	}
 	cannedBare, cannedFloor := benchBare(b, cannedBB), benchFloor(b, cannedBB)
 	cannedBare.(*httputil.ReverseProxy).Transport.(*http.Transport).RegisterProtocol("https", cannedResponses{cannedBB})
-	cannedFloorTr := newTransport(cannedBB.backend(b).TLS.Clone(), 256, false)
+	cannedFloorTr := newTransport(cannedBB.backend(b).TLS.Clone(), (&net.Dialer{}).DialContext, 256, false)
 	cannedFloorTr.RegisterProtocol("https", cannedResponses{cannedBB})
 	cannedFloor.(*httputil.ReverseProxy).Transport = cannedFloorTr
 	get := benchNamespacePath + "/cm-001"

@@ -97,10 +97,8 @@ type upstreamPool struct {
 func newUpstreamPool(name string, tlsConfig *tls.Config, maxIdle, maxConns int, wait time.Duration) *upstreamPool {
 	budget := &connBudget{slots: make(chan struct{}, maxConns), wait: wait,
 		dialer: &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}}
-	h2 := newTransport(tlsConfig.Clone(), maxIdle, true)
-	h2.DialContext = budget.dial
-	h1 := newTransport(tlsConfig.Clone(), maxIdle, false)
-	h1.DialContext = budget.dial
+	h2 := newTransport(tlsConfig.Clone(), budget.dial, maxIdle, true)
+	h1 := newTransport(tlsConfig.Clone(), budget.dial, maxIdle, false)
 	return &upstreamPool{name: name, budget: budget, h2: h2, h1: h1}
 }
 
@@ -133,7 +131,7 @@ func (u *upstreamPool) closeAll() {
 // a connection that has been silent, as client-go does, so that a dead one
 // is found; without, HTTP/1.1 only. Its connections are bounded by its
 // dialer (connBudget), not here.
-func newTransport(tlsConfig *tls.Config, maxIdle int, h2 bool) *http.Transport {
+func newTransport(tlsConfig *tls.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), maxIdle int, h2 bool) *http.Transport {
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	tlsConfig.NextProtos = []string{"http/1.1"}
@@ -141,10 +139,9 @@ func newTransport(tlsConfig *tls.Config, maxIdle int, h2 bool) *http.Transport {
 		protocols.SetHTTP2(true)
 		tlsConfig.NextProtos = []string{"h2", "http/1.1"}
 	}
-	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	return &http.Transport{
 		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
+		DialContext:           dial,
 		TLSClientConfig:       tlsConfig,
 		TLSHandshakeTimeout:   5 * time.Second,
 		Protocols:             protocols,
